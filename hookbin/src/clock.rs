@@ -1,0 +1,45 @@
+//! Wall-clock times as we write them: RFC 3339 UTC to the second for files and the log, and
+//! the compact `YYYYMMDDTHHMMSSZ` stamp used in backup names.
+
+use time::OffsetDateTime;
+use time::macros::format_description;
+
+/// Now, as `2026-12-02T15:04:05Z`.
+pub fn now_rfc3339() -> String {
+    rfc3339(OffsetDateTime::now_utc())
+}
+
+/// A time as `2026-12-02T15:04:05Z`.
+pub fn rfc3339(at: OffsetDateTime) -> String {
+    at.format(format_description!(
+        "[year]-[month]-[day]T[hour]:[minute]:[second]Z"
+    ))
+    .unwrap_or_default()
+}
+
+/// Now, as `20261202T150405Z` (backup names).
+pub fn now_stamp() -> String {
+    OffsetDateTime::now_utc()
+        .format(format_description!(
+            "[year][month][day]T[hour][minute][second]Z"
+        ))
+        .unwrap_or_default()
+}
+
+/// Parses an RFC 3339 time.
+pub fn parse_rfc3339(text: &str) -> Option<OffsetDateTime> {
+    OffsetDateTime::parse(text, &time::format_description::well_known::Rfc3339).ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn round_trips() {
+        let text = now_rfc3339();
+        assert_eq!(text.len(), 20);
+        assert!(parse_rfc3339(&text).is_some());
+        assert_eq!(now_stamp().len(), 16);
+    }
+}

@@ -1,0 +1,36 @@
+//! Every environment variable this crate reads, declared once, with what it means.
+//!
+//! Only the names in [`LAUNCHED_MARKERS`] are ever looked at for presence; their values
+//! are never read (two of them carry a session's credential).
+
+/// Fabric's own folder override is not a thing; these are the host and tool overrides we honour.
+pub const CLAUDE_CONFIG_DIR: &str = "CLAUDE_CONFIG_DIR";
+/// Codex's home folder (default `~/.codex`).
+pub const CODEX_HOME: &str = "CODEX_HOME";
+/// Kimi Code's home folder (default `~/.kimi-code`).
+pub const KIMI_CODE_HOME: &str = "KIMI_CODE_HOME";
+/// Where Fabric's service descriptors live, instead of `<Fabric's folder>/services`.
+pub const FABRIC_SERVICES_DIR: &str = "FABRIC_SERVICES_DIR";
+/// The `fabric-mcp` program to run; else `fabric-mcp` on `PATH`.
+pub const FABRIC_MCP: &str = "FABRIC_MCP";
+/// Claude Code's session id, given to MCP servers and Bash commands (used by `watch-mail`).
+pub const CLAUDE_CODE_SESSION_ID: &str = "CLAUDE_CODE_SESSION_ID";
+/// Set by Claude Code for its background jobs: not the person's session.
+pub const CLAUDE_CODE_SESSION_KIND: &str = "CLAUDE_CODE_SESSION_KIND";
+/// The marker Fabric sets in sessions it launched (`1` only; `0` or empty is not the marker).
+pub const FABRIC_LAUNCHED_SESSION: &str = "FABRIC_LAUNCHED_SESSION";
+/// Set (any value) in sessions Fabric launched through its ACP adapter, stdio bridge or Kilo.
+pub const LAUNCHED_MARKERS: [&str; 3] = [
+    "FABRIC_ACP_SESSION",
+    "FABRIC_BRIDGE_URL",
+    "KILO_CONFIG_CONTENT",
+];
+/// `tracing` filter for the worker and the long-running commands (never the hook fast path).
+pub const FABRIC_SESSION_LOG: &str = "FABRIC_SESSION_LOG";
+
+/// Reads a variable as a path, treating an empty value as unset.
+pub fn path_var(name: &str) -> Option<std::path::PathBuf> {
+    std::env::var_os(name)
+        .filter(|value| !value.is_empty())
+        .map(std::path::PathBuf::from)
+}

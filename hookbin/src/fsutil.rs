@@ -1,0 +1,206 @@
+//! Small, careful file operations shared by the hooks, the spool and the installer:
+//! atomic replacement that keeps a file's mode (and writes through a symlink to its target),
+//! never-overwritten backups, private folders, and size-bounded reads.
+//!
+//! Nothing here decides *what* to write; it only makes writing safe.
+
+use std::fs::{self, File, OpenOptions};
+use std::io::{self, Read, Write};
+use std::path::{Path, PathBuf};
+
+#[cfg(unix)]
+use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
+
+/// Mode for files we create that may hold anything about a session.
+pub const PRIVATE_FILE_MODE: u32 = 0o600;
+/// Mode for folders we create.
+pub const PRIVATE_DIR_MODE: u32 = 0o700;
+
+/// Reads at most `limit` bytes of a file; `Ok(None)` when it does not exist.
+pub fn read_bounded(path: &Path, limit: u64) -> io::Result<Option<Vec<u8>>> {
+    match File::open(path) {
+        Ok(file) => {
+            let mut buf = Vec::new();
+            file.take(limit).read_to_end(&mut buf)?;
+            Ok(Some(buf))
+        }
+        Err(err) if err.kind() == io::ErrorKind::NotFound => Ok(None),
+        Err(err) => Err(err),
+    }
+}
+
+/// Creates `dir` and its missing parents, new ones with mode 0700.
+pub fn create_private_dir(dir: &Path) -> io::Result<()> {
+    let mut builder = fs::DirBuilder::new();
+    builder.recursive(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::DirBuilderExt;
+        builder.mode(PRIVATE_DIR_MODE);
+    }
+    builder.create(dir)
+}
+
+/// Resolves a symlink chain so a write replaces the target and the link stays a link.
+pub fn resolve_write_target(path: &Path) -> io::Result<PathBuf> {
+    match fs::symlink_metadata(path) {
+        Ok(meta) if meta.file_type().is_symlink() => fs::canonicalize(path),
+        _ => Ok(path.to_path_buf()),
+    }
+}
+
+/// Replaces `path` with `contents` atomically: a temp file in the same folder, fsync, rename.
+///
+/// An existing file keeps its mode; a new one gets `new_mode`. A symlink is followed, so the
+/// link stays and its target changes. The folder is fsynced after the rename where possible.
+pub fn write_atomic(path: &Path, contents: &[u8], new_mode: u32) -> io::Result<()> {
+    let target = resolve_write_target(path)?;
+    let dir = target
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    let mode = match fs::metadata(&target) {
+        Ok(meta) => mode_of(&meta),
+        Err(err) if err.kind() == io::ErrorKind::NotFound => new_mode,
+        Err(err) => return Err(err),
+    };
+    let file_name = target
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "file".into());
+    let temp = dir.join(format!(
+        ".{file_name}.{}.{}.tmp",
+        std::process::id(),
+        unique_suffix()
+    ));
+    let result = (|| {
+        let mut options = OpenOptions::new();
+        options.write(true).create_new(true);
+        #[cfg(unix)]
+        options.mode(mode);
+        let mut file = options.open(&temp)?;
+        #[cfg(unix)]
+        file.set_permissions(fs::Permissions::from_mode(mode))?;
+        file.write_all(contents)?;
+        file.sync_all()?;
+        drop(file);
+        fs::rename(&temp, &target)?;
+        sync_dir(dir);
+        Ok(())
+    })();
+    if result.is_err() {
+        let _ = fs::remove_file(&temp);
+    }
+    result
+}
+
+/// Copies `path` to a backup beside it, `<file>.<UTC stamp>.bak`, never overwriting an
+/// earlier backup (a second one in the same second gets `.1`, `.2`, … before `.bak`).
+/// Returns the backup's path. The backup keeps the file's mode.
+pub fn backup_file(path: &Path, stamp: &str) -> io::Result<PathBuf> {
+    let target = resolve_write_target(path)?;
+    let contents = fs::read(&target)?;
+    let mode = mode_of(&fs::metadata(&target)?);
+    let base = target.as_os_str().to_string_lossy().into_owned();
+    for n in 0..1000u32 {
+        let candidate = if n == 0 {
+            PathBuf::from(format!("{base}.{stamp}.bak"))
+        } else {
+            PathBuf::from(format!("{base}.{stamp}.{n}.bak"))
+        };
+        let mut options = OpenOptions::new();
+        options.write(true).create_new(true);
+        #[cfg(unix)]
+        options.mode(mode);
+        match options.open(&candidate) {
+            Ok(mut file) => {
+                file.write_all(&contents)?;
+                file.sync_all()?;
+                return Ok(candidate);
+            }
+            Err(err) if err.kind() == io::ErrorKind::AlreadyExists => continue,
+            Err(err) => return Err(err),
+        }
+    }
+    Err(io::Error::new(
+        io::ErrorKind::AlreadyExists,
+        "too many backups in the same second",
+    ))
+}
+
+/// The permission bits of a file (0o600 where there are none to read).
+pub fn mode_of(meta: &fs::Metadata) -> u32 {
+    #[cfg(unix)]
+    {
+        meta.permissions().mode() & 0o7777
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = meta;
+        PRIVATE_FILE_MODE
+    }
+}
+
+fn sync_dir(dir: &Path) {
+    #[cfg(unix)]
+    if let Ok(handle) = File::open(dir) {
+        let _ = handle.sync_all();
+    }
+    #[cfg(not(unix))]
+    let _ = dir;
+}
+
+fn unique_suffix() -> u64 {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static COUNTER: AtomicU64 = AtomicU64::new(0);
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.subsec_nanos() as u64)
+        .unwrap_or(0);
+    nanos ^ (COUNTER.fetch_add(1, Ordering::Relaxed) << 32)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn atomic_write_keeps_mode_and_symlink() {
+        let dir = tempfile::tempdir().unwrap();
+        let real = dir.path().join("real.json");
+        fs::write(&real, b"old").unwrap();
+        fs::set_permissions(&real, fs::Permissions::from_mode(0o640)).unwrap();
+        let link = dir.path().join("link.json");
+        std::os::unix::fs::symlink(&real, &link).unwrap();
+        write_atomic(&link, b"new", PRIVATE_FILE_MODE).unwrap();
+        assert!(
+            fs::symlink_metadata(&link)
+                .unwrap()
+                .file_type()
+                .is_symlink()
+        );
+        assert_eq!(fs::read(&real).unwrap(), b"new");
+        assert_eq!(mode_of(&fs::metadata(&real).unwrap()), 0o640);
+    }
+
+    #[test]
+    fn new_file_gets_private_mode() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("new.json");
+        write_atomic(&path, b"{}", PRIVATE_FILE_MODE).unwrap();
+        assert_eq!(mode_of(&fs::metadata(&path).unwrap()), 0o600);
+    }
+
+    #[test]
+    fn backups_in_the_same_second_never_overwrite() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("config.toml");
+        fs::write(&path, b"one").unwrap();
+        let first = backup_file(&path, "20261202T101010Z").unwrap();
+        fs::write(&path, b"two").unwrap();
+        let second = backup_file(&path, "20261202T101010Z").unwrap();
+        assert_ne!(first, second);
+        assert_eq!(fs::read(&first).unwrap(), b"one");
+        assert_eq!(fs::read(&second).unwrap(), b"two");
+    }
+}

@@ -1,0 +1,178 @@
+//! `hooks.log`: one line per event that did something, never content.
+//!
+//! A line is `<UTC time> <event> <host> <session id or -> <outcome> [detail…]`, where outcome
+//! is `ok`, `refused <code>` or `outcome=unknown`, and details are short words or counts (never
+//! a message, a path of the person's files, a branch name or a prompt). The file is created
+//! mode 0600, appended under an exclusive lock so concurrent hooks never tear a line, and
+//! rotated to `hooks.log.1` when it reaches 1 MB.
+
+use std::fs::{self, File, OpenOptions};
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
+
+use crate::clock;
+use crate::fsutil;
+
+/// The log rotates when it would grow past this.
+pub const ROTATE_AT_BYTES: u64 = 1024 * 1024;
+
+/// The outcome column.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Outcome {
+    Ok,
+    Refused(String),
+    Unknown,
+}
+
+impl std::fmt::Display for Outcome {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Outcome::Ok => f.write_str("ok"),
+            Outcome::Refused(code) => write!(f, "refused {code}"),
+            Outcome::Unknown => f.write_str("outcome=unknown"),
+        }
+    }
+}
+
+/// One log line, before it gets its time.
+#[derive(Debug, Clone)]
+pub struct Entry<'a> {
+    pub event: &'a str,
+    pub host: &'a str,
+    pub session: Option<&'a str>,
+    pub outcome: Outcome,
+    pub detail: &'a str,
+}
+
+impl Entry<'_> {
+    /// The line as written (without the newline).
+    pub fn render(&self, time: &str) -> String {
+        let mut line = format!(
+            "{time} {} {} {} {}",
+            word(self.event),
+            word(self.host),
+            self.session.map(word).unwrap_or_else(|| "-".into()),
+            self.outcome
+        );
+        if !self.detail.is_empty() {
+            line.push(' ');
+            line.push_str(&self.detail.replace(['\n', '\r'], " "));
+        }
+        line
+    }
+}
+
+fn word(text: &str) -> String {
+    if text.is_empty() {
+        "-".into()
+    } else {
+        text.replace(char::is_whitespace, "_")
+    }
+}
+
+/// The rotated log beside `log`.
+pub fn rotated_path(log: &Path) -> PathBuf {
+    let mut name = log.as_os_str().to_owned();
+    name.push(".1");
+    PathBuf::from(name)
+}
+
+/// Appends one line; errors are returned for the caller to ignore (a hook never fails on its log).
+pub fn append(log: &Path, entry: &Entry<'_>) -> io::Result<()> {
+    let mut line = entry.render(&clock::now_rfc3339());
+    line.push('\n');
+    append_line(log, &line)
+}
+
+/// Appends a pre-rendered line (with its newline) under the lock, rotating first if needed.
+pub fn append_line(log: &Path, line: &str) -> io::Result<()> {
+    if let Some(dir) = log.parent() {
+        fsutil::create_private_dir(dir)?;
+    }
+    for _ in 0..4 {
+        let file = open_for_append(log)?;
+        file.lock()?;
+        // Another writer may have rotated the file between our open and our lock.
+        if !same_file(&file, log) {
+            continue;
+        }
+        let len = file.metadata()?.len();
+        if len > 0 && len + line.len() as u64 > ROTATE_AT_BYTES {
+            fs::rename(log, rotated_path(log))?;
+            continue;
+        }
+        (&file).write_all(line.as_bytes())?;
+        return Ok(());
+    }
+    Err(io::Error::other("the hook log kept moving"))
+}
+
+fn open_for_append(log: &Path) -> io::Result<File> {
+    let mut options = OpenOptions::new();
+    options.append(true).create(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        options.mode(fsutil::PRIVATE_FILE_MODE);
+    }
+    options.open(log)
+}
+
+#[cfg(unix)]
+fn same_file(file: &File, path: &Path) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    match (file.metadata(), fs::metadata(path)) {
+        (Ok(a), Ok(b)) => a.ino() == b.ino() && a.dev() == b.dev(),
+        _ => false,
+    }
+}
+
+#[cfg(not(unix))]
+fn same_file(_file: &File, path: &Path) -> bool {
+    path.exists()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn entry(session: &str) -> Entry<'_> {
+        Entry {
+            event: "stop",
+            host: "claude",
+            session: Some(session),
+            outcome: Outcome::Refused("fenced".into()),
+            detail: "",
+        }
+    }
+
+    #[test]
+    fn line_shape() {
+        assert_eq!(
+            entry("s1").render("2026-12-02T10:00:00Z"),
+            "2026-12-02T10:00:00Z stop claude s1 refused fenced"
+        );
+    }
+
+    #[test]
+    fn rotates_at_one_megabyte_with_private_mode() {
+        let dir = tempfile::tempdir().unwrap();
+        let log = dir.path().join("cache/hooks.log");
+        let long = "x".repeat(1000);
+        for _ in 0..1100 {
+            append(
+                &log,
+                &Entry {
+                    detail: &long,
+                    ..entry("s")
+                },
+            )
+            .unwrap();
+        }
+        let rotated = rotated_path(&log);
+        assert!(rotated.exists());
+        assert!(fs::metadata(&rotated).unwrap().len() <= ROTATE_AT_BYTES);
+        assert!(fs::metadata(&log).unwrap().len() < ROTATE_AT_BYTES);
+        assert_eq!(fsutil::mode_of(&fs::metadata(&log).unwrap()), 0o600);
+    }
+}

@@ -1,0 +1,262 @@
+//! The four session hooks, synchronous and small: each reads stdin, a few small files, maybe
+//! writes to its spool, maybe starts the detached worker, prints at most one answer, and
+//! returns. No async runtime, no network, no call to Fabric here.
+//!
+//! | event | acts when | does |
+//! |---|---|---|
+//! | session-start | `fabric` registered | preamble (Fabric running) or one "start Fabric" line; the services line on any host; with `session-hooks/1`, records the session and prunes stale spools |
+//! | stop | registered, Fabric running with `session-hooks/1` | appends a turn, starts the worker |
+//! | user-prompt-submit | the spool holds a count | one unread line when the count rose; Kimi Code also gets the preamble once |
+//! | session-end | as for stop | spools the end, starts the worker |
+//!
+//! In a session Fabric launched, or a Claude Code background job, every hook is silent.
+
+use crate::clock;
+use crate::hook_input::HookInput;
+use crate::hook_log::{self, Outcome};
+use crate::host::Host;
+use crate::hub::{self, FabricState};
+use crate::launched;
+use crate::output::{self, AnswerEvent};
+use crate::paths::Paths;
+use crate::process;
+use crate::registration;
+use crate::services;
+use crate::spool::{self, EndRecord, SessionId, SessionRecord, Spool};
+use crate::texts;
+use crate::worker;
+
+/// A hook event on our command line.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum HookEvent {
+    SessionStart,
+    Stop,
+    UserPromptSubmit,
+    SessionEnd,
+}
+
+impl HookEvent {
+    /// The name on our command line and in the log.
+    pub fn name(self) -> &'static str {
+        match self {
+            HookEvent::SessionStart => "session-start",
+            HookEvent::Stop => "stop",
+            HookEvent::UserPromptSubmit => "user-prompt-submit",
+            HookEvent::SessionEnd => "session-end",
+        }
+    }
+}
+
+/// Runs one hook. Prints at most one answer; never fails.
+pub fn run(event: HookEvent, host: Host) {
+    let Some(input) = HookInput::from_stdin() else {
+        return;
+    };
+    let Some(paths) = Paths::from_env() else {
+        return;
+    };
+    match event {
+        HookEvent::SessionStart => session_start(&paths, host, &input),
+        HookEvent::Stop => stop(&paths, host, &input),
+        HookEvent::UserPromptSubmit => user_prompt_submit(&paths, host, &input),
+        HookEvent::SessionEnd => session_end(&paths, host, &input),
+    }
+}
+
+fn log(paths: &Paths, event: HookEvent, host: Host, session: Option<&SessionId>, detail: &str) {
+    let _ = hook_log::append(
+        &paths.hook_log(),
+        &hook_log::Entry {
+            event: event.name(),
+            host: host.cli_name(),
+            session: session.map(SessionId::as_str),
+            outcome: Outcome::Ok,
+            detail,
+        },
+    );
+}
+
+/// What session-start says, and what it found on the way.
+struct Briefing {
+    text: String,
+    detail: Vec<&'static str>,
+    fabric: FabricState,
+    registered: bool,
+}
+
+/// The preamble (or the down line) when registered, plus the services line on any host.
+fn briefing(paths: &Paths, host: Host, input: &HookInput) -> Briefing {
+    let registered = registration::has_fabric(host, paths, input.project_dir());
+    let fabric = hub::read_fabric_state(&paths.hub_json());
+    let mut parts = Vec::new();
+    let mut detail = Vec::new();
+    if registered {
+        match &fabric {
+            FabricState::Running(hub) => {
+                parts.push(texts::preamble(&hub.origin));
+                detail.push("preamble");
+            }
+            FabricState::Down(_) => {
+                parts.push(texts::fabric_down().to_string());
+                detail.push("fabric-down");
+            }
+        }
+    }
+    let count = services::count_descriptors(&paths.services_dir);
+    if count.total > 0 {
+        parts.push(texts::services_line(count, &paths.services_dir));
+        detail.push("services");
+    }
+    Briefing {
+        text: parts.join("\n"),
+        detail,
+        fabric,
+        registered,
+    }
+}
+
+fn session_start(paths: &Paths, host: Host, input: &HookInput) {
+    if launched::silence(paths).is_some() {
+        return;
+    }
+    let mut briefing = briefing(paths, host, input);
+    let session = input.session();
+    if briefing.registered
+        && briefing.fabric.session_hooks_active()
+        && let Some(session) = &session
+    {
+        record_session(paths, host, input, session);
+        spool::prune_stale(&paths.sessions_dir(), Some(session));
+        briefing.detail.push("recorded");
+    }
+    output::emit(host, AnswerEvent::SessionStart, &briefing.text);
+    if !briefing.detail.is_empty() {
+        log(
+            paths,
+            HookEvent::SessionStart,
+            host,
+            session.as_ref(),
+            &briefing.detail.join(" "),
+        );
+    }
+}
+
+fn record_session(paths: &Paths, host: Host, input: &HookInput, session: &SessionId) {
+    let host_process = process::host_process();
+    let record = SessionRecord {
+        host,
+        project: input
+            .project_dir()
+            .and_then(|dir| dir.file_name())
+            .map(|name| name.to_string_lossy().into_owned())
+            .unwrap_or_default(),
+        started_at: clock::now_rfc3339(),
+        host_pid: host_process.as_ref().map(|p| p.pid).unwrap_or(0),
+        host_start_ticks: host_process.as_ref().map(|p| p.start_ticks).unwrap_or(0),
+        cwd: input.project_dir().map(std::path::Path::to_path_buf),
+    };
+    let _ = Spool::new(&paths.sessions_dir(), session).write_session(&record);
+}
+
+/// Stop and SessionEnd act only for a registered host of a Fabric that advertises session hooks.
+fn session_hooks_apply(paths: &Paths, host: Host, input: &HookInput) -> Option<SessionId> {
+    let session = input.session()?;
+    if launched::silence(paths).is_some() {
+        return None;
+    }
+    if !hub::read_fabric_state(&paths.hub_json()).session_hooks_active() {
+        return None;
+    }
+    registration::has_fabric(host, paths, input.project_dir()).then_some(session)
+}
+
+fn stop(paths: &Paths, host: Host, input: &HookInput) {
+    let Some(session) = session_hooks_apply(paths, host, input) else {
+        return;
+    };
+    let spool = Spool::new(&paths.sessions_dir(), &session);
+    if spool.read_session().is_none() {
+        record_session(paths, host, input, &session);
+    }
+    let Ok(turn) = spool.append_turn(host, input.project_dir()) else {
+        return;
+    };
+    let started = worker::spawn_detached(spool.dir()).is_ok();
+    let detail = if started {
+        format!("turn={}", turn.seq)
+    } else {
+        format!("turn={} worker-not-started", turn.seq)
+    };
+    log(paths, HookEvent::Stop, host, Some(&session), &detail);
+}
+
+fn session_end(paths: &Paths, host: Host, input: &HookInput) {
+    let Some(session) = session_hooks_apply(paths, host, input) else {
+        return;
+    };
+    let spool = Spool::new(&paths.sessions_dir(), &session);
+    let reason = input
+        .reason
+        .as_deref()
+        .filter(|r| !r.is_empty() && r.len() <= 64 && r.chars().all(|c| c.is_ascii_graphic()))
+        .unwrap_or("other")
+        .to_string();
+    let record = EndRecord {
+        reason,
+        at: clock::now_rfc3339(),
+        host,
+    };
+    if spool.write_end(&record).is_err() {
+        return;
+    }
+    let started = worker::spawn_detached(spool.dir()).is_ok();
+    let detail = if started {
+        "end"
+    } else {
+        "end worker-not-started"
+    };
+    log(paths, HookEvent::SessionEnd, host, Some(&session), detail);
+}
+
+fn user_prompt_submit(paths: &Paths, host: Host, input: &HookInput) {
+    if launched::silence_from_env(paths).is_some() {
+        return;
+    }
+    let Some(session) = input.session() else {
+        return;
+    };
+    let spool = Spool::new(&paths.sessions_dir(), &session);
+    let mut parts = Vec::new();
+    let mut detail = Vec::new();
+    // Kimi Code does not show SessionStart output to the model: the preamble rides here once.
+    if host == Host::Kimi && launched::silence(paths).is_none() {
+        let briefing = briefing(paths, host, input);
+        if !briefing.text.is_empty() && spool.claim_preamble_once() {
+            parts.push(briefing.text);
+            detail.push("preamble".to_string());
+        }
+    }
+    if let Some(board) = spool.read_board() {
+        let shown = spool.read_shown();
+        if board.unread > shown.unwrap_or(0) {
+            parts.push(texts::unread_line(board.unread));
+            detail.push(format!("unread={}", board.unread));
+        }
+        if shown != Some(board.unread) {
+            let _ = spool.write_shown(board.unread);
+        }
+    }
+    if spool.has_session() {
+        let _ = spool.mark_prompt();
+    }
+    output::emit(host, AnswerEvent::UserPromptSubmit, &parts.join("\n"));
+    if !detail.is_empty() {
+        log(
+            paths,
+            HookEvent::UserPromptSubmit,
+            host,
+            Some(&session),
+            &detail.join(" "),
+        );
+    }
+}

@@ -1,0 +1,112 @@
+//! `fabric-session`: the command line over the `fabric_session` library.
+//!
+//! Hooks (`hook <event>`) and the worker never fail outward: every error and every panic ends
+//! in exit 0 with nothing printed. The other commands report errors in one line on stderr.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+use fabric_session::hooks::{self, HookEvent};
+use fabric_session::host::Host;
+use fabric_session::install;
+use fabric_session::paths::Paths;
+use fabric_session::{status, watch, worker};
+
+#[derive(Parser)]
+#[command(
+    name = "fabric-session",
+    version,
+    about = "Fabric's session hooks for Claude Code, Codex and Kimi Code"
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Run one session hook (reads the host's JSON on stdin; always exits 0).
+    Hook {
+        #[arg(value_enum)]
+        event: HookEvent,
+        /// The host running the hook.
+        #[arg(long, value_enum, default_value_t = Host::Claude)]
+        host: Host,
+    },
+    /// Report Fabric, the hosts' registrations and hooks, and live sessions.
+    Status {
+        /// Print the snapshot as JSON (schema fabric-session-status/1).
+        #[arg(long)]
+        json: bool,
+    },
+    /// Install or remove our hooks in a host's config (a dry run unless --apply).
+    InstallHostHooks(install::cli::InstallArgs),
+    /// Watch the project board for an idle session; one line each time the unread count rises.
+    WatchMail(watch::cli::WatchArgs),
+    /// The detached worker a Stop or SessionEnd hook starts (internal).
+    #[command(hide = true)]
+    Worker {
+        /// The session's spool folder.
+        spool: PathBuf,
+    },
+}
+
+fn main() -> ExitCode {
+    // Hooks must exit 0 whatever happens, before clap can object to anything else.
+    let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    let is_quiet = matches!(
+        args.get(1).and_then(|a| a.to_str()),
+        Some("hook") | Some("worker")
+    );
+    if is_quiet {
+        std::panic::set_hook(Box::new(|_| {}));
+        let _ = std::panic::catch_unwind(|| run_quiet(&args));
+        return ExitCode::SUCCESS;
+    }
+    let cli = Cli::parse();
+    match run(cli) {
+        Ok(code) => code,
+        Err(err) => {
+            eprintln!("fabric-session: {err:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// `hook` and `worker`: bad arguments are ignored like everything else.
+fn run_quiet(args: &[std::ffi::OsString]) {
+    let Ok(cli) = Cli::try_parse_from(args) else {
+        return;
+    };
+    match cli.command {
+        Command::Hook { event, host } => hooks::run(event, host),
+        Command::Worker { spool } => worker::run(&spool),
+        _ => {}
+    }
+}
+
+fn run(cli: Cli) -> anyhow::Result<ExitCode> {
+    let paths = Paths::from_env().ok_or_else(|| anyhow::anyhow!("no home folder is known"))?;
+    match cli.command {
+        Command::Status { json } => {
+            let cwd = std::env::current_dir().ok();
+            let snapshot = status::collect(&paths, cwd.as_deref());
+            if json {
+                println!("{}", serde_json::to_string_pretty(&snapshot)?);
+            } else {
+                print!("{}", status::render_text(&snapshot));
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::InstallHostHooks(args) => {
+            let code = install::cli::run(&args, &paths);
+            Ok(ExitCode::from(u8::try_from(code).unwrap_or(1)))
+        }
+        Command::WatchMail(args) => {
+            let code = watch::cli::run(&args, &paths);
+            Ok(ExitCode::from(u8::try_from(code).unwrap_or(1)))
+        }
+        Command::Hook { .. } | Command::Worker { .. } => Ok(ExitCode::SUCCESS),
+    }
+}

@@ -1,0 +1,278 @@
+//! `fabric-session status`: one snapshot of everything the hooks depend on, as plain text for
+//! a person and as JSON (schema `fabric-session-status/1`, documented in `docs/status-json.md`)
+//! for the tray and the dashboard. Read-only: it prunes nothing and calls nothing.
+
+use std::path::{Path, PathBuf};
+
+use serde::Serialize;
+
+use crate::host::Host;
+use crate::hub::{FabricState, read_fabric_state};
+use crate::paths::Paths;
+use crate::registration::{self, Scope};
+use crate::services;
+use crate::spool::{self, BoardRecord};
+
+/// The schema name carried in the JSON.
+pub const STATUS_SCHEMA: &str = "fabric-session-status/1";
+
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Status {
+    pub schema: &'static str,
+    pub fabric: FabricStatus,
+    /// `active` or `inert`.
+    pub session_hooks: &'static str,
+    pub hosts: Vec<HostStatus>,
+    pub services: ServicesStatus,
+    pub log: LogStatus,
+    pub sessions: Vec<SessionStatus>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct FabricStatus {
+    /// `running` or `down`.
+    pub state: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub down_reason: Option<&'static str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub origin: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pid: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub started_at: Option<String>,
+    pub features: Vec<String>,
+    pub hub_json: PathBuf,
+}
+
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct HostStatus {
+    pub host: Host,
+    pub name: &'static str,
+    pub fabric_registered: bool,
+    pub scopes: Vec<Scope>,
+    pub hooks: HookSummary,
+}
+
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ServicesStatus {
+    pub dir: PathBuf,
+    pub descriptors: usize,
+    pub local: usize,
+}
+
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct LogStatus {
+    pub path: PathBuf,
+    pub rotated: PathBuf,
+}
+
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SessionStatus {
+    pub id: String,
+    pub host: Host,
+    pub project: String,
+    pub started_at: String,
+    pub host_pid: u32,
+    /// A prompt started a turn after the last Stop.
+    pub in_turn: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub last_turn: Option<TurnStatus>,
+    /// The last board reading (`null` when the board never gave a count).
+    pub board: Option<BoardRecord>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TurnStatus {
+    pub seq: u64,
+    pub at: String,
+}
+
+/// Whether our hooks are in a host's config.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct HookSummary {
+    /// `installed`, `not-installed`, `stale` (installed, but the command's program is not
+    /// where it points) or `unreadable` (the config does not parse).
+    pub state: &'static str,
+    /// The program our installed command runs.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub command_path: Option<PathBuf>,
+}
+
+impl HookSummary {
+    /// Words for a person.
+    pub fn describe(&self) -> &'static str {
+        match self.state {
+            "installed" => "installed",
+            "stale" => "installed with a stale path",
+            "unreadable" => "unknown (config unreadable)",
+            _ => "not installed",
+        }
+    }
+}
+
+/// Our hooks' state in one host's config.
+pub fn hook_summary(host: Host, paths: &Paths) -> HookSummary {
+    let _ = (host, paths);
+    HookSummary {
+        state: "not-installed",
+        command_path: None,
+    }
+}
+
+/// Collects the snapshot. `cwd` is where Claude Code's local and project scopes are looked up.
+pub fn collect(paths: &Paths, cwd: Option<&Path>) -> Status {
+    let fabric = read_fabric_state(&paths.hub_json());
+    let fabric_status = match &fabric {
+        FabricState::Running(hub) => FabricStatus {
+            state: "running",
+            down_reason: None,
+            origin: Some(hub.origin.clone()),
+            pid: Some(hub.pid),
+            started_at: hub.started_at.clone(),
+            features: hub.features.clone(),
+            hub_json: paths.hub_json(),
+        },
+        FabricState::Down(reason) => FabricStatus {
+            state: "down",
+            down_reason: Some(reason.describe()),
+            origin: None,
+            pid: None,
+            started_at: None,
+            features: Vec::new(),
+            hub_json: paths.hub_json(),
+        },
+    };
+    let hosts = Host::ALL
+        .into_iter()
+        .map(|host| {
+            let scopes = registration::fabric_scopes(host, paths, cwd);
+            HostStatus {
+                host,
+                name: host.display_name(),
+                fabric_registered: !scopes.is_empty(),
+                scopes,
+                hooks: hook_summary(host, paths),
+            }
+        })
+        .collect();
+    let count = services::count_descriptors(&paths.services_dir);
+    let sessions = spool::live_sessions(&paths.sessions_dir())
+        .into_iter()
+        .map(|live| SessionStatus {
+            id: live.id.to_string(),
+            host: live.record.host,
+            project: live.record.project,
+            started_at: live.record.started_at,
+            host_pid: live.record.host_pid,
+            in_turn: live.in_turn,
+            last_turn: live.last_turn.map(|t| TurnStatus {
+                seq: t.seq,
+                at: t.at,
+            }),
+            board: live.board,
+        })
+        .collect();
+    Status {
+        schema: STATUS_SCHEMA,
+        session_hooks: if fabric.session_hooks_active() {
+            "active"
+        } else {
+            "inert"
+        },
+        fabric: fabric_status,
+        hosts,
+        services: ServicesStatus {
+            dir: paths.services_dir.clone(),
+            descriptors: count.total,
+            local: count.local,
+        },
+        log: LogStatus {
+            path: paths.hook_log(),
+            rotated: crate::hook_log::rotated_path(&paths.hook_log()),
+        },
+        sessions,
+    }
+}
+
+/// The plain-text report.
+pub fn render_text(status: &Status) -> String {
+    let mut out = String::new();
+    let fabric = &status.fabric;
+    match fabric.state {
+        "running" => out.push_str(&format!(
+            "Fabric: running at {} (pid {})\n",
+            fabric.origin.as_deref().unwrap_or("?"),
+            fabric.pid.unwrap_or(0)
+        )),
+        _ => out.push_str(&format!(
+            "Fabric: down ({})\n",
+            fabric.down_reason.unwrap_or("unknown")
+        )),
+    }
+    let features = if fabric.features.is_empty() {
+        "none".to_string()
+    } else {
+        fabric.features.join(", ")
+    };
+    out.push_str(&format!("Features: {features}\n"));
+    out.push_str(&format!("Session hooks: {}\n", status.session_hooks));
+    for host in &status.hosts {
+        let registered = if host.fabric_registered {
+            let scopes: Vec<&str> = host.scopes.iter().map(|s| scope_word(*s)).collect();
+            format!("fabric registered ({})", scopes.join(", "))
+        } else {
+            "fabric not registered".to_string()
+        };
+        out.push_str(&format!(
+            "{}: {registered}; hooks {}\n",
+            host.name,
+            host.hooks.describe()
+        ));
+    }
+    out.push_str(&format!(
+        "Service descriptors: {} in {} ({} on 127.0.0.1)\n",
+        status.services.descriptors,
+        status.services.dir.display(),
+        status.services.local
+    ));
+    out.push_str(&format!("Hook log: {}\n", status.log.path.display()));
+    if status.sessions.is_empty() {
+        out.push_str("Live sessions: none\n");
+    } else {
+        out.push_str("Live sessions:\n");
+        for session in &status.sessions {
+            let unread = match &session.board {
+                Some(board) => format!("{} unread", board.unread),
+                None => "unread unknown".to_string(),
+            };
+            let activity = if session.in_turn { "in a turn" } else { "idle" };
+            out.push_str(&format!(
+                "  {} · {} · {unread} · {activity} ({})\n",
+                if session.project.is_empty() {
+                    "?"
+                } else {
+                    &session.project
+                },
+                session.host,
+                session.id
+            ));
+        }
+    }
+    out
+}
+
+fn scope_word(scope: Scope) -> &'static str {
+    match scope {
+        Scope::User => "user",
+        Scope::Local => "local",
+        Scope::Project => "project",
+    }
+}

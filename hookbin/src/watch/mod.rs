@@ -1,0 +1,3 @@
+//! `watch-mail`: the idle session's mail watcher. (Placeholder until it lands.)
+
+pub mod cli;

@@ -1,0 +1,197 @@
+//! The `fabric-mcp` stand-in: an MCP server over stdio (rmcp) whose behaviour comes from the
+//! state folder (see [`crate::state`]).
+//!
+//! At start it records itself in `calls.jsonl`, reads `mode` and `refusal-code`, then:
+//! `crash` exits 3 without speaking MCP; `hang-start` never answers anything; every other
+//! mode serves the tools below until stdin closes. `hang` answers `initialize` and
+//! `tools/list` but blocks the whole process on the first tool call. "Forever" is capped at
+//! [`HANG_LIMIT`] so that a fake a test forgot to kill does not outlive the run by much.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::Duration;
+
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
+    JsonObject, ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool,
+};
+use rmcp::service::{RequestContext, ServerInitializeError};
+use rmcp::{ErrorData as McpError, RoleServer, ServerHandler, ServiceExt};
+use serde_json::Value;
+
+use crate::answers::{self, Mode};
+use crate::files::now_rfc3339;
+use crate::state;
+
+/// The tools the stand-in lists and answers.
+pub const TOOLS: &[&str] = &[
+    "fabric_whoami",
+    "com.status",
+    "com.list",
+    "com.read_ack",
+    "fabric_session_observe",
+    "fabric_work_release",
+    "fabric_work_list",
+    "fabric_work_claim",
+];
+
+/// How long `hang` and `hang-start` block before giving up and exiting with code 4.
+pub const HANG_LIMIT: Duration = Duration::from_secs(600);
+
+/// Exit code of `crash` mode.
+pub const CRASH_EXIT: u8 = 3;
+
+/// What the command line said, as far as the stand-in cares.
+#[derive(Clone, Debug, Default)]
+pub struct Session {
+    /// Every argument after the program name, as recorded in `calls.jsonl`.
+    pub argv: Vec<String>,
+    pub runner: String,
+    pub runtime_session_id: Option<String>,
+}
+
+/// Blocks the calling thread (and so, on a current-thread runtime, the whole server), then
+/// exits. SIGTERM and SIGKILL end it sooner.
+fn hang() -> ! {
+    std::thread::sleep(HANG_LIMIT);
+    std::process::exit(4)
+}
+
+/// Runs the server mode of `fabric-fake` and gives its exit code. Errors in the state folder
+/// are reported on stderr as one line, with exit code 2.
+pub fn run(session: Session) -> ExitCode {
+    let Some(dir) = std::env::var_os(state::STATE_ENV) else {
+        eprintln!(
+            "fabric-fake: {} is not set (it names the stand-in's state folder)",
+            state::STATE_ENV
+        );
+        return ExitCode::from(2);
+    };
+    let dir = PathBuf::from(dir);
+    let start = state::start_record(&session.argv, std::process::id());
+    let setup = state::append_record(&dir, &start).and_then(|()| {
+        let mode = state::read_mode(&dir)?;
+        Ok((mode, state::read_refusal_code(&dir)?))
+    });
+    let (mode, refusal_code) = match setup {
+        Ok(setup) => setup,
+        Err(e) => {
+            eprintln!("fabric-fake: state folder {}: {e}", dir.display());
+            return ExitCode::from(2);
+        }
+    };
+    match mode {
+        Mode::Crash => return ExitCode::from(CRASH_EXIT),
+        Mode::HangStart => hang(),
+        _ => {}
+    }
+    let server = FakeServer {
+        dir,
+        mode,
+        refusal_code,
+        session: Arc::new(session),
+    };
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("a current-thread tokio runtime builds");
+    let served: Result<(), String> = runtime.block_on(async {
+        let running = match server.serve(rmcp::transport::stdio()).await {
+            Ok(running) => running,
+            // stdin closed before `initialize`: a clean stop, like after it.
+            Err(ServerInitializeError::ConnectionClosed(_)) => return Ok(()),
+            Err(e) => return Err(e.to_string()),
+        };
+        running.waiting().await.map(drop).map_err(|e| e.to_string())
+    });
+    match served {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("fabric-fake: MCP session failed: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// The rmcp handler.
+struct FakeServer {
+    dir: PathBuf,
+    mode: Mode,
+    refusal_code: String,
+    session: Arc<Session>,
+}
+
+impl FakeServer {
+    /// The JSON answer of tool `name`, or `None` for a tool the stand-in does not know.
+    fn answer(&self, name: &str) -> Result<Option<Value>, McpError> {
+        let answer = match name {
+            "fabric_whoami" => answers::whoami_answer(
+                &self.session.runner,
+                self.session.runtime_session_id.as_deref(),
+            ),
+            "com.status" => {
+                let unread = state::read_unread(&self.dir)
+                    .map_err(|e| McpError::internal_error(format!("fabric-fake: {e}"), None))?;
+                answers::status_answer(self.mode, unread)
+            }
+            "com.list" => answers::list_answer(&now_rfc3339()),
+            _ if TOOLS.contains(&name) => answers::ok_answer(),
+            _ => return Ok(None),
+        };
+        Ok(Some(answer))
+    }
+}
+
+impl ServerHandler for FakeServer {
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(ServerCapabilities::builder().enable_tools().build()).with_server_info(
+            Implementation::new("fabric-fake", env!("CARGO_PKG_VERSION")),
+        )
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, McpError> {
+        let mut schema = JsonObject::new();
+        schema.insert("type".into(), "object".into());
+        let schema = Arc::new(schema);
+        let tools = TOOLS
+            .iter()
+            .map(|name| Tool::new(*name, "A tool of the Fabric stand-in.", schema.clone()))
+            .collect();
+        Ok(ListToolsResult::with_all_items(tools))
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, McpError> {
+        let name = request.name.as_ref();
+        let arguments = Value::Object(request.arguments.clone().unwrap_or_default());
+        let record = state::call_record(&self.session.argv, std::process::id(), name, arguments);
+        state::append_record(&self.dir, &record)
+            .map_err(|e| McpError::internal_error(format!("fabric-fake: {e}"), None))?;
+        let result = match self.mode {
+            Mode::Hang => hang(),
+            Mode::Refusal => CallToolResult::error(vec![ContentBlock::text(
+                answers::refusal_answer(&self.refusal_code).to_string(),
+            )]),
+            _ => match self.answer(name)? {
+                Some(answer) => {
+                    CallToolResult::success(vec![ContentBlock::text(answer.to_string())])
+                }
+                None => {
+                    return Err(McpError::invalid_params(
+                        format!("fabric-fake has no tool named {name:?}"),
+                        None,
+                    ));
+                }
+            },
+        };
+        Ok(result.into())
+    }
+}
