@@ -1,0 +1,889 @@
+//! `fabric-session install-host-hooks`, run as the real binary in a temporary home, over a
+//! table of real-world config files for each host: dry run, apply (twice: the second does
+//! nothing), a stale digest refused, remove, and the round trip back to the original.
+//!
+//! Round-trip equality: byte for byte for TOML and for JSON already in the layout we write
+//! (2 or 4 spaces or tabs, any line endings); JSON in another layout comes back equal as data.
+//! A missing or empty JSON file comes back as `{}` (the empty settings), a missing TOML file
+//! as an empty file.
+
+mod install_support;
+
+use std::fs;
+use std::os::unix::fs::{PermissionsExt, symlink};
+
+use install_support::{HOSTS, Sandbox, mode, our_commands, our_events, sha256_of};
+use serde_json::Value;
+
+/// How the file is there before the install.
+#[derive(Clone, Copy, Debug)]
+enum Setup {
+    /// The host's folder exists, the file does not.
+    MissingFile,
+    /// Neither the folder nor the file exists.
+    MissingFolder,
+    /// The file holds this text (mode 0640, to check modes are kept).
+    Text(&'static str),
+    /// The config path is a symlink to a file elsewhere holding this text.
+    Symlink(&'static str),
+    /// The file holds this text with mode 0400.
+    ReadOnly(&'static str),
+}
+
+/// What must come back after install then remove.
+#[derive(Clone, Copy, Debug)]
+enum Expect {
+    /// The very same bytes.
+    SameBytes,
+    /// The same data (JSON re-indented).
+    SameData,
+    /// This text (for files that did not exist or were empty).
+    Becomes(&'static str),
+    /// Every step refused with this error code, the file untouched.
+    Refused(&'static str),
+}
+
+struct Case {
+    name: &'static str,
+    setup: Setup,
+    expect: Expect,
+}
+
+const SECRET: &str = "sk-live-never-print-me";
+
+const CLAUDE_SETTINGS: &str = r#"{
+  "env": {
+    "ANTHROPIC_API_KEY": "sk-live-never-print-me"
+  },
+  "permissions": {
+    "allow": [
+      "Bash(git status)"
+    ]
+  },
+  "hooks": {
+    "PreToolUse": [
+      {
+        "matcher": "Bash",
+        "hooks": [
+          {
+            "type": "command",
+            "command": "~/bin/guard.sh"
+          }
+        ]
+      }
+    ],
+    "SessionStart": [
+      {
+        "matcher": "startup",
+        "hooks": [
+          {
+            "type": "command",
+            "command": "echo hello",
+            "timeout": 10
+          }
+        ]
+      }
+    ]
+  },
+  "enabledMcpjsonServers": [
+    "github"
+  ],
+  "model": "opus"
+}
+"#;
+
+const CODEX_HOOKS: &str = r#"{
+    "hooks": {
+        "Stop": [
+            {
+                "hooks": [
+                    {
+                        "type": "command",
+                        "command": "notify-send 'Codex is done'",
+                        "timeout": 30
+                    }
+                ]
+            }
+        ],
+        "SessionStart": [
+            {
+                "matcher": "startup",
+                "hooks": [
+                    {
+                        "type": "command",
+                        "command": "echo sk-live-never-print-me"
+                    }
+                ]
+            }
+        ]
+    }
+}
+"#;
+
+const KIMI_CONFIG: &str = r#"# Kimi Code settings
+default_model = "kimi-k2"   # the fast one
+api_key = "sk-live-never-print-me"
+
+[models.kimi-k2]
+provider = "moonshot"
+max_context_size = 262144
+
+[[hooks]]
+event = "Stop"
+matcher = ""
+command = "notify-send 'Kimi is done'"
+timeout = 10
+"#;
+
+const KIMI_ODD: &str = "#comment first\n\n\n  default_model='k2'#tight comment\n[ mcp . servers ]\n\tx = { url = \"http://127.0.0.1:1\" }   \n# a last comment, no final newline";
+
+fn cases(host: &str) -> Vec<Case> {
+    use Expect::*;
+    use Setup::*;
+    let mut cases = vec![
+        Case {
+            name: "missing file",
+            setup: MissingFile,
+            expect: if host == "kimi" {
+                Becomes("")
+            } else {
+                Becomes("{}\n")
+            },
+        },
+        Case {
+            name: "missing folder",
+            setup: MissingFolder,
+            expect: if host == "kimi" {
+                Becomes("")
+            } else {
+                Becomes("{}\n")
+            },
+        },
+        Case {
+            name: "empty file",
+            setup: Text(""),
+            expect: if host == "kimi" {
+                SameBytes
+            } else {
+                Becomes("{}\n")
+            },
+        },
+    ];
+    let more = match host {
+        "claude" => vec![
+            Case {
+                name: "other hooks, MCP servers and a secret",
+                setup: Text(CLAUDE_SETTINGS),
+                expect: SameBytes,
+            },
+            Case {
+                name: "CRLF, no final newline",
+                setup: Text("{\r\n  \"model\": \"opus\"\r\n}"),
+                expect: SameBytes,
+            },
+            Case {
+                name: "odd formatting (one line)",
+                setup: Text(
+                    r#"{"model":"opus","hooks":{"Stop":[{"hooks":[{"type":"command","command":"true"}]}]}}"#,
+                ),
+                expect: SameData,
+            },
+            Case {
+                name: "tabs",
+                setup: Text("{\n\t\"model\": \"opus\"\n}\n"),
+                expect: SameBytes,
+            },
+            Case {
+                name: "does not parse",
+                setup: Text("{\"model\": \"opus\",\n"),
+                expect: Refused("not-parseable"),
+            },
+            Case {
+                name: "wrong shape",
+                setup: Text("{\"hooks\": [\"SessionStart\"]}\n"),
+                expect: Refused("wrong-shape"),
+            },
+            Case {
+                name: "symlinked file",
+                setup: Symlink(CLAUDE_SETTINGS),
+                expect: SameBytes,
+            },
+            Case {
+                name: "read-only file",
+                setup: ReadOnly(CLAUDE_SETTINGS),
+                expect: Refused("read-only"),
+            },
+        ],
+        "codex" => vec![
+            Case {
+                name: "other hooks (four spaces) and a secret",
+                setup: Text(CODEX_HOOKS),
+                expect: SameBytes,
+            },
+            Case {
+                name: "CRLF",
+                setup: Text("{\r\n  \"hooks\": {\r\n    \"Stop\": []\r\n  }\r\n}\r\n"),
+                expect: SameBytes,
+            },
+            Case {
+                name: "odd formatting (one line)",
+                setup: Text("{ \"hooks\" : { \"Stop\" : [ ] } }"),
+                expect: SameData,
+            },
+            Case {
+                name: "does not parse",
+                setup: Text("{\"hooks\": {\"SessionStart\": [}}"),
+                expect: Refused("not-parseable"),
+            },
+            Case {
+                name: "wrong shape",
+                setup: Text("{\"hooks\": {\"SessionStart\": {\"command\": \"x\"}}}"),
+                expect: Refused("wrong-shape"),
+            },
+            Case {
+                name: "symlinked file",
+                setup: Symlink(CODEX_HOOKS),
+                expect: SameBytes,
+            },
+            Case {
+                name: "read-only file",
+                setup: ReadOnly(CODEX_HOOKS),
+                expect: Refused("read-only"),
+            },
+        ],
+        _ => vec![
+            Case {
+                name: "other hooks, other settings and a secret",
+                setup: Text(KIMI_CONFIG),
+                expect: SameBytes,
+            },
+            Case {
+                name: "comments and odd formatting",
+                setup: Text(KIMI_ODD),
+                expect: SameBytes,
+            },
+            Case {
+                name: "CRLF",
+                setup: Text(
+                    "# kimi\r\ndefault_model = \"k2\"\r\n\r\n[models.k2]\r\nprovider = \"moonshot\"\r\n",
+                ),
+                expect: SameBytes,
+            },
+            Case {
+                name: "does not parse",
+                setup: Text("default_model = \"k2\napi_key = \"sk-live-never-print-me\"\n"),
+                expect: Refused("not-parseable"),
+            },
+            Case {
+                name: "wrong shape ([hooks] table)",
+                setup: Text("[hooks]\nevent = \"SessionStart\"\n"),
+                expect: Refused("wrong-shape"),
+            },
+            Case {
+                name: "wrong shape (inline array)",
+                setup: Text(
+                    "hooks = [{ event = \"Stop\", matcher = \"\", command = \"x\", timeout = 1 }]\n",
+                ),
+                expect: Refused("wrong-shape"),
+            },
+            Case {
+                name: "symlinked file",
+                setup: Symlink(KIMI_CONFIG),
+                expect: SameBytes,
+            },
+            Case {
+                name: "read-only file",
+                setup: ReadOnly(KIMI_CONFIG),
+                expect: Refused("read-only"),
+            },
+        ],
+    };
+    cases.extend(more);
+    cases
+}
+
+/// Lays the case's file out; returns the original bytes (`None`: no file).
+fn set_up(sandbox: &Sandbox, host: &str, setup: Setup) -> Option<Vec<u8>> {
+    let config = sandbox.config(host);
+    let dir = sandbox.host_dir(host);
+    match setup {
+        Setup::MissingFolder => None,
+        Setup::MissingFile => {
+            fs::create_dir_all(&dir).unwrap();
+            None
+        }
+        Setup::Text(text) | Setup::ReadOnly(text) => {
+            fs::create_dir_all(&dir).unwrap();
+            fs::write(&config, text).unwrap();
+            let mode = if matches!(setup, Setup::ReadOnly(_)) {
+                0o400
+            } else {
+                0o640
+            };
+            fs::set_permissions(&config, fs::Permissions::from_mode(mode)).unwrap();
+            Some(text.as_bytes().to_vec())
+        }
+        Setup::Symlink(text) => {
+            fs::create_dir_all(&dir).unwrap();
+            let dotfiles = sandbox.home.join("dotfiles");
+            fs::create_dir_all(&dotfiles).unwrap();
+            let target = dotfiles.join(config.file_name().unwrap());
+            fs::write(&target, text).unwrap();
+            fs::set_permissions(&target, fs::Permissions::from_mode(0o644)).unwrap();
+            symlink(&target, &config).unwrap();
+            Some(text.as_bytes().to_vec())
+        }
+    }
+}
+
+fn read(sandbox: &Sandbox, host: &str) -> Option<Vec<u8>> {
+    fs::read(sandbox.config(host)).ok()
+}
+
+fn same_data(host: &str, a: &[u8], b: &[u8]) -> bool {
+    let (a, b) = (String::from_utf8_lossy(a), String::from_utf8_lossy(b));
+    if host == "kimi" {
+        a.parse::<toml::Table>().unwrap() == b.parse::<toml::Table>().unwrap()
+    } else {
+        serde_json::from_str::<Value>(&a).unwrap() == serde_json::from_str::<Value>(&b).unwrap()
+    }
+}
+
+fn check_table(host: &str) {
+    for case in cases(host) {
+        match case.expect {
+            Expect::Refused(code) => check_refused(host, &case, code),
+            _ => check_round_trip(host, &case),
+        }
+    }
+}
+
+#[test]
+fn claude_code_settings_table() {
+    check_table("claude");
+}
+
+#[test]
+fn codex_hooks_table() {
+    check_table("codex");
+}
+
+#[test]
+fn kimi_code_config_table() {
+    check_table("kimi");
+}
+
+fn check_round_trip(host: &str, case: &Case) {
+    let what = format!("{host} / {}", case.name);
+    let sandbox = Sandbox::new();
+    let stable = sandbox.install_stable_binary();
+    let original = set_up(&sandbox, host, case.setup);
+    let original_mode = original.as_ref().map(|_| mode(&sandbox.config(host)));
+    let digest = original
+        .as_deref()
+        .map(sha256_of)
+        .unwrap_or_else(|| "absent".into());
+    let config = sandbox.config(host);
+
+    // Dry run, for a person: the file, its digest, our entries, the command; nothing else.
+    let dry = sandbox.install(host, &[]);
+    dry.ok();
+    assert!(
+        dry.stdout.contains(&config.display().to_string()),
+        "{what}: {}",
+        dry.stdout
+    );
+    match &original {
+        Some(_) => assert!(dry.stdout.contains(&format!("sha256: {digest}")), "{what}"),
+        None => assert!(dry.stdout.contains("does not exist yet"), "{what}"),
+    }
+    let expected_command = format!("{} hook session-start", stable.display());
+    assert!(
+        dry.stdout.contains(&expected_command),
+        "{what}: {}",
+        dry.stdout
+    );
+    assert!(
+        dry.stdout.contains(&format!(
+            "install-host-hooks --host {host} --apply --expect-sha256 {digest}"
+        )),
+        "{what}: {}",
+        dry.stdout
+    );
+    assert!(
+        !dry.stdout.contains(SECRET),
+        "{what}: a value from the file was printed"
+    );
+    assert_eq!(read(&sandbox, host), original, "{what}: the dry run wrote");
+
+    // The same plan as data.
+    let plan = sandbox.plan(host, &[]);
+    assert_eq!(plan["digest"], digest.as_str(), "{what}");
+    assert_eq!(plan["action"]["kind"], "install", "{what}");
+    assert_eq!(plan["exists"], original.is_some(), "{what}");
+    assert_eq!(
+        plan["add"].as_array().unwrap().len(),
+        our_events(host).len(),
+        "{what}"
+    );
+    assert!(
+        !plan.to_string().contains(SECRET),
+        "{what}: a value from the file was in --json"
+    );
+
+    // Apply.
+    let applied = sandbox.install(host, &["--apply", "--expect-sha256", &digest]);
+    applied.ok();
+    let installed = read(&sandbox, host).expect("the file exists after an install");
+    let mut events: Vec<String> = our_commands(host, &String::from_utf8_lossy(&installed))
+        .into_iter()
+        .map(|(event, command)| {
+            assert!(
+                command.starts_with(&stable.display().to_string()),
+                "{what}: {command}"
+            );
+            event
+        })
+        .collect();
+    let mut expected_events = our_events(host);
+    events.sort();
+    expected_events.sort();
+    assert_eq!(events, expected_events, "{what}: one entry per event");
+    match original_mode {
+        Some(mode_before) => {
+            let real = fs::canonicalize(&config).unwrap();
+            assert_eq!(mode(&real), mode_before, "{what}: mode kept");
+        }
+        None => {
+            assert_eq!(mode(&config), 0o600, "{what}: a new file is private");
+            if matches!(case.setup, Setup::MissingFolder) {
+                assert_eq!(
+                    mode(&sandbox.host_dir(host)),
+                    0o700,
+                    "{what}: a new folder is private"
+                );
+            }
+        }
+    }
+    if matches!(case.setup, Setup::Symlink(_)) {
+        let meta = fs::symlink_metadata(&config).unwrap();
+        assert!(meta.file_type().is_symlink(), "{what}: still a symlink");
+        assert_eq!(
+            fs::read_link(&config).unwrap(),
+            sandbox
+                .home
+                .join("dotfiles")
+                .join(config.file_name().unwrap()),
+            "{what}: same target"
+        );
+    }
+    let backups = sandbox.backups(host);
+    match &original {
+        Some(bytes) => {
+            assert_eq!(backups.len(), 1, "{what}: one backup");
+            assert_eq!(
+                &fs::read(&backups[0]).unwrap(),
+                bytes,
+                "{what}: backup holds the original"
+            );
+            assert!(
+                applied.stdout.contains(&backups[0].display().to_string()),
+                "{what}"
+            );
+        }
+        None => assert!(backups.is_empty(), "{what}: nothing to back up"),
+    }
+
+    // A second apply finds nothing to do and writes nothing.
+    let again = sandbox.plan(host, &[]);
+    assert_eq!(again["action"]["kind"], "nothing-to-do", "{what}");
+    assert_eq!(again["apply_command"], Value::Null, "{what}");
+    let second = sandbox.apply(host, &[]);
+    second.ok();
+    assert!(
+        second.stdout.contains("nothing to do"),
+        "{what}: {}",
+        second.stdout
+    );
+    assert_eq!(
+        read(&sandbox, host).as_deref(),
+        Some(&installed[..]),
+        "{what}: idempotent"
+    );
+    assert_eq!(
+        sandbox.backups(host).len(),
+        backups.len(),
+        "{what}: no backup for nothing"
+    );
+
+    // The digest from before the install is stale now: refused, file untouched.
+    let stale = sandbox.install(host, &["--remove", "--apply", "--expect-sha256", &digest]);
+    stale.refused();
+    assert!(
+        stale.stderr.contains("changed since the dry run"),
+        "{what}: {}",
+        stale.stderr
+    );
+    assert_eq!(
+        read(&sandbox, host).as_deref(),
+        Some(&installed[..]),
+        "{what}: untouched"
+    );
+
+    // Remove: back to the original.
+    let removal = sandbox.plan(host, &["--remove"]);
+    assert_eq!(removal["action"]["kind"], "remove", "{what}");
+    assert_eq!(
+        removal["remove"].as_array().unwrap().len(),
+        our_events(host).len(),
+        "{what}"
+    );
+    sandbox.apply(host, &["--remove"]).ok();
+    let after = read(&sandbox, host).expect("the file stays after a removal");
+    match (case.expect, &original) {
+        (Expect::SameBytes, Some(bytes)) => assert_eq!(
+            String::from_utf8_lossy(&after),
+            String::from_utf8_lossy(bytes),
+            "{what}: byte-identical round trip"
+        ),
+        (Expect::SameData, Some(bytes)) => {
+            assert!(
+                same_data(host, &after, bytes),
+                "{what}: same data after the round trip"
+            )
+        }
+        (Expect::Becomes(text), _) => {
+            assert_eq!(String::from_utf8_lossy(&after), text, "{what}: round trip")
+        }
+        (expect, original) => panic!("{what}: bad case {expect:?} for {original:?}"),
+    }
+    if let Some(mode_before) = original_mode {
+        assert_eq!(
+            mode(&fs::canonicalize(&config).unwrap()),
+            mode_before,
+            "{what}: mode kept"
+        );
+    }
+    let backups_now = sandbox.backups(host);
+    assert_eq!(
+        backups_now.len(),
+        backups.len() + 1,
+        "{what}: one more backup"
+    );
+    if let Some(bytes) = &original {
+        assert_eq!(
+            &fs::read(&backups_now[0]).unwrap(),
+            bytes,
+            "{what}: never overwritten"
+        );
+    }
+
+    // Removing again: nothing to do.
+    let nothing = sandbox.install(host, &["--remove"]);
+    nothing.ok();
+    assert!(
+        nothing.stdout.contains("Not installed"),
+        "{what}: {}",
+        nothing.stdout
+    );
+}
+
+fn check_refused(host: &str, case: &Case, code: &str) {
+    let what = format!("{host} / {}", case.name);
+    let sandbox = Sandbox::new();
+    sandbox.install_stable_binary();
+    let original = set_up(&sandbox, host, case.setup).expect("refused cases have a file");
+    let config = sandbox.config(host);
+    let digest = sha256_of(&original);
+    let steps: [&[&str]; 4] = [
+        &[],
+        &["--remove"],
+        &["--apply", "--expect-sha256", &digest],
+        &["--remove", "--apply", "--expect-sha256", &digest],
+    ];
+    for args in steps {
+        let run = sandbox.install(host, args);
+        // A read-only file with nothing of ours has nothing to remove: no write, no refusal.
+        if code == "read-only" && args.contains(&"--remove") {
+            run.ok();
+            continue;
+        }
+        run.refused();
+        assert_eq!(run.stdout, "", "{what} {args:?}: nothing on stdout");
+        assert!(
+            run.stderr.contains(&config.display().to_string()),
+            "{what}: {}",
+            run.stderr
+        );
+        assert!(
+            !run.stderr.contains(SECRET),
+            "{what}: a value from the file was printed"
+        );
+        let mut json_args = args.to_vec();
+        json_args.push("--json");
+        let json = sandbox.install(host, &json_args);
+        json.refused();
+        assert_eq!(json.json()["error"]["code"], code, "{what} {args:?}");
+    }
+    assert_eq!(fs::read(&config).unwrap(), original, "{what}: untouched");
+    assert!(sandbox.backups(host).is_empty(), "{what}: no backup");
+}
+
+#[test]
+fn backups_are_never_overwritten_even_within_one_second() {
+    for host in HOSTS {
+        let sandbox = Sandbox::new();
+        sandbox.install_stable_binary();
+        let original = match host {
+            "claude" => CLAUDE_SETTINGS,
+            "codex" => CODEX_HOOKS,
+            _ => KIMI_CONFIG,
+        };
+        set_up(&sandbox, host, Setup::Text(original));
+        // Four applies in a row, most within the same second.
+        let mut contents = Vec::new();
+        for remove in [false, true, false, true] {
+            contents.push(fs::read(sandbox.config(host)).unwrap());
+            let extra: &[&str] = if remove { &["--remove"] } else { &[] };
+            sandbox.apply(host, extra).ok();
+        }
+        let backups = sandbox.backups(host);
+        assert_eq!(backups.len(), 4, "{host}: {backups:?}");
+        for (backup, expected) in backups.iter().zip(&contents) {
+            assert_eq!(
+                &fs::read(backup).unwrap(),
+                expected,
+                "{host}: {}",
+                backup.display()
+            );
+        }
+        assert_eq!(
+            fs::read(sandbox.config(host)).unwrap(),
+            original.as_bytes(),
+            "{host}"
+        );
+    }
+}
+
+#[test]
+fn without_the_stable_copy_the_running_binary_is_used_with_a_warning() {
+    let sandbox = Sandbox::new();
+    let run = sandbox.install("codex", &[]);
+    run.ok();
+    let exe = fs::canonicalize(env!("CARGO_BIN_EXE_fabric-session")).unwrap();
+    assert!(run.stdout.contains(&format!(
+        "{} hook session-start --host codex",
+        exe.display()
+    )));
+    assert!(
+        run.stdout.contains("Warning: The app's stable copy"),
+        "{}",
+        run.stdout
+    );
+    assert!(run.stdout.contains("build-output path"), "{}", run.stdout);
+    assert!(
+        run.stdout.contains("trust the hook again"),
+        "{}",
+        run.stdout
+    );
+    assert!(
+        run.stdout
+            .contains("Note: Codex runs a new or changed hook only after you trust it")
+    );
+}
+
+#[test]
+fn script_sets_the_command_and_must_be_named_fabric_session() {
+    let sandbox = Sandbox::new();
+    sandbox.install_stable_binary();
+    let script_dir = sandbox.home.join("opt/Fabric Tools");
+    fs::create_dir_all(&script_dir).unwrap();
+    let script = script_dir.join("fabric-session");
+    fs::write(&script, "").unwrap();
+    let script_arg = script.display().to_string();
+
+    let plan = sandbox.plan("kimi", &["--script", &script_arg]);
+    let quoted = format!("'{script_arg}' hook user-prompt-submit --host kimi");
+    assert_eq!(plan["add"][1]["command"], quoted.as_str());
+    assert!(plan["apply_command"].as_str().unwrap().contains("--script"));
+    assert_eq!(plan["warnings"], serde_json::json!([]));
+    sandbox.apply("kimi", &["--script", &script_arg]).ok();
+    let text = fs::read_to_string(sandbox.config("kimi")).unwrap();
+    assert!(text.contains(&quoted), "{text}");
+
+    // A relative --script is made absolute (hooks run in other folders).
+    let relative = sandbox.plan("codex", &["--script", "opt/Fabric Tools/fabric-session"]);
+    let command = relative["add"][0]["command"].as_str().unwrap();
+    assert!(command.starts_with(&format!("'{script_arg}'")), "{command}");
+
+    let bad = sandbox.install("codex", &["--script", "/usr/bin/env"]);
+    bad.refused();
+    assert!(
+        bad.stderr.contains("must be named fabric-session"),
+        "{}",
+        bad.stderr
+    );
+
+    let missing = sandbox.plan("codex", &["--script", "/nowhere/fabric-session"]);
+    assert!(
+        missing["warnings"][0]
+            .as_str()
+            .unwrap()
+            .contains("does not exist")
+    );
+}
+
+#[test]
+fn an_old_path_is_replaced_in_place_of_a_second_entry() {
+    let sandbox = Sandbox::new();
+    sandbox.install_stable_binary();
+    set_up(&sandbox, "claude", Setup::Text(CLAUDE_SETTINGS));
+    sandbox
+        .apply("claude", &["--script", "/old/place/fabric-session"])
+        .ok();
+    let plan = sandbox.plan("claude", &[]);
+    assert_eq!(plan["action"]["kind"], "install");
+    assert_eq!(plan["remove"].as_array().unwrap().len(), 4);
+    assert_eq!(plan["add"].as_array().unwrap().len(), 4);
+    let dry = sandbox.install("claude", &[]);
+    assert!(
+        dry.stdout
+            .contains("Would take out 4 entries of ours (they point elsewhere)")
+    );
+    sandbox.apply("claude", &[]).ok();
+    let text = fs::read_to_string(sandbox.config("claude")).unwrap();
+    let commands = our_commands("claude", &text);
+    assert_eq!(commands.len(), 4, "{text}");
+    assert!(
+        commands
+            .iter()
+            .all(|(_, c)| c.starts_with(&sandbox.stable_binary().display().to_string()))
+    );
+    sandbox.apply("claude", &["--remove"]).ok();
+    assert_eq!(
+        fs::read_to_string(sandbox.config("claude")).unwrap(),
+        CLAUDE_SETTINGS
+    );
+}
+
+#[test]
+fn usage_errors_are_claps() {
+    let sandbox = Sandbox::new();
+    for args in [
+        &["--apply"][..],
+        &["--expect-sha256", "absent"][..],
+        &["--remove", "--script", "/a/fabric-session"][..],
+    ] {
+        let run = sandbox.install("codex", args);
+        assert_eq!(run.code, 2, "{args:?}: {run:#?}");
+    }
+    let run = sandbox.run(&["install-host-hooks", "--host", "vim"]);
+    assert_eq!(run.code, 2);
+    assert!(!sandbox.config("codex").exists());
+}
+
+#[test]
+fn digests_are_accepted_in_any_case_and_absent_means_no_file() {
+    let sandbox = Sandbox::new();
+    sandbox.install_stable_binary();
+    let wrong = sandbox.install("codex", &["--apply", "--expect-sha256", &"0".repeat(64)]);
+    wrong.refused();
+    assert!(
+        wrong.stderr.contains("it is now absent"),
+        "{}",
+        wrong.stderr
+    );
+    assert!(!sandbox.config("codex").exists());
+    sandbox
+        .install("codex", &["--apply", "--expect-sha256", "ABSENT"])
+        .ok();
+    let digest = sha256_of(&fs::read(sandbox.config("codex")).unwrap()).to_uppercase();
+    sandbox
+        .install(
+            "codex",
+            &["--remove", "--apply", "--expect-sha256", &digest],
+        )
+        .ok();
+    assert_eq!(fs::read_to_string(sandbox.config("codex")).unwrap(), "{}\n");
+}
+
+#[test]
+fn host_specific_warnings() {
+    let sandbox = Sandbox::new();
+    sandbox.install_stable_binary();
+    // Codex: hooks turned off in config.toml (which also holds a token, never printed).
+    fs::create_dir_all(sandbox.host_dir("codex")).unwrap();
+    let codex_config = sandbox.host_dir("codex").join("config.toml");
+    let codex_text =
+        format!("[features]\nhooks = false\n\n[mcp_servers.x]\nbearer = \"{SECRET}\"\n");
+    fs::write(&codex_config, &codex_text).unwrap();
+    let run = sandbox.install("codex", &[]);
+    run.ok();
+    assert!(
+        run.stdout.contains("turns Codex hooks off"),
+        "{}",
+        run.stdout
+    );
+    assert!(!run.stdout.contains(SECRET));
+    sandbox.apply("codex", &[]).ok();
+    assert_eq!(
+        fs::read_to_string(&codex_config).unwrap(),
+        codex_text,
+        "config.toml untouched"
+    );
+
+    // Claude Code: our plugin enabled too, and hooks turned off.
+    set_up(
+        &sandbox,
+        "claude",
+        Setup::Text(
+            "{\n  \"disableAllHooks\": true,\n  \"enabledPlugins\": {\n    \"fabric-session@fabric-companion\": true\n  }\n}\n",
+        ),
+    );
+    let run = sandbox.install("claude", &[]);
+    run.ok();
+    assert!(
+        run.stdout.contains("every hook runs twice"),
+        "{}",
+        run.stdout
+    );
+    assert!(run.stdout.contains("disableAllHooks"), "{}", run.stdout);
+
+    // JSON in another layout: the re-indent is announced.
+    set_up(&sandbox, "claude", Setup::Text("{\"model\":\"opus\"}"));
+    let run = sandbox.install("claude", &[]);
+    assert!(
+        run.stdout.contains("re-indents the whole file"),
+        "{}",
+        run.stdout
+    );
+
+    // Kimi Code: where the preamble shows up.
+    let run = sandbox.install("kimi", &[]);
+    assert!(
+        run.stdout.contains("preamble comes with your first prompt"),
+        "{}",
+        run.stdout
+    );
+}
+
+#[test]
+fn a_symlink_to_a_missing_file_is_refused() {
+    for host in HOSTS {
+        let sandbox = Sandbox::new();
+        sandbox.install_stable_binary();
+        fs::create_dir_all(sandbox.host_dir(host)).unwrap();
+        let missing = sandbox.home.join("dotfiles/gone");
+        symlink(&missing, sandbox.config(host)).unwrap();
+        let run = sandbox.install(host, &[]);
+        run.refused();
+        assert!(
+            run.stderr.contains("symlink to a missing file"),
+            "{host}: {}",
+            run.stderr
+        );
+        let run = sandbox.install(host, &["--apply", "--expect-sha256", "absent"]);
+        run.refused();
+        assert!(!missing.exists(), "{host}");
+    }
+}
