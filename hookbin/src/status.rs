@@ -98,32 +98,31 @@ pub struct TurnStatus {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct HookSummary {
-    /// `installed`, `not-installed`, `stale` (installed, but the command's program is not
-    /// where it points) or `unreadable` (the config does not parse).
+    /// `installed`, `not-installed`, `stale` (installed, but the command's program does not
+    /// exist), `incomplete` (some of our events missing) or `unreadable` (the config does not
+    /// parse).
     pub state: &'static str,
     /// The program our installed command runs.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub command_path: Option<PathBuf>,
+    /// Words for a person.
+    pub description: String,
 }
 
 impl HookSummary {
     /// Words for a person.
-    pub fn describe(&self) -> &'static str {
-        match self.state {
-            "installed" => "installed",
-            "stale" => "installed with a stale path",
-            "unreadable" => "unknown (config unreadable)",
-            _ => "not installed",
-        }
+    pub fn describe(&self) -> &str {
+        &self.description
     }
 }
 
 /// Our hooks' state in one host's config.
 pub fn hook_summary(host: Host, paths: &Paths) -> HookSummary {
-    let _ = (host, paths);
+    let state = crate::install::hook_state(host, paths);
     HookSummary {
-        state: "not-installed",
-        command_path: None,
+        state: state.word(),
+        command_path: state.command_path().map(Path::to_path_buf),
+        description: state.describe(),
     }
 }
 
