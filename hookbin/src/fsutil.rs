@@ -49,11 +49,29 @@ pub fn resolve_write_target(path: &Path) -> io::Result<PathBuf> {
     }
 }
 
-/// Replaces `path` with `contents` atomically: a temp file in the same folder, fsync, rename.
+/// Replaces `path` with `contents` atomically and durably: a temp file in the same folder,
+/// fsync, rename, fsync of the folder. For files people own (configs, settings).
 ///
 /// An existing file keeps its mode; a new one gets `new_mode`. A symlink is followed, so the
-/// link stays and its target changes. The folder is fsynced after the rename where possible.
+/// link stays and its target changes.
 pub fn write_atomic(path: &Path, contents: &[u8], new_mode: u32) -> io::Result<()> {
+    replace(path, contents, new_mode, Durability::Synced)
+}
+
+/// Replaces `path` with `contents` atomically but without fsync: readers see the old or the
+/// new content, never a torn one, but a power cut may lose the change. For our own cache
+/// files (spools), where a hook must not wait on the disk.
+pub fn replace_cached(path: &Path, contents: &[u8], new_mode: u32) -> io::Result<()> {
+    replace(path, contents, new_mode, Durability::Cache)
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Durability {
+    Synced,
+    Cache,
+}
+
+fn replace(path: &Path, contents: &[u8], new_mode: u32, durability: Durability) -> io::Result<()> {
     let target = resolve_write_target(path)?;
     let dir = target
         .parent()
@@ -64,6 +82,8 @@ pub fn write_atomic(path: &Path, contents: &[u8], new_mode: u32) -> io::Result<(
         Err(err) if err.kind() == io::ErrorKind::NotFound => new_mode,
         Err(err) => return Err(err),
     };
+    #[cfg(unix)]
+    let keep_mode = durability == Durability::Synced;
     let file_name = target
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
@@ -79,13 +99,20 @@ pub fn write_atomic(path: &Path, contents: &[u8], new_mode: u32) -> io::Result<(
         #[cfg(unix)]
         options.mode(mode);
         let mut file = options.open(&temp)?;
+        // The umask may have narrowed the mode; a person's file gets exactly its old mode back.
         #[cfg(unix)]
-        file.set_permissions(fs::Permissions::from_mode(mode))?;
+        if keep_mode {
+            file.set_permissions(fs::Permissions::from_mode(mode))?;
+        }
         file.write_all(contents)?;
-        file.sync_all()?;
+        if durability == Durability::Synced {
+            file.sync_all()?;
+        }
         drop(file);
         fs::rename(&temp, &target)?;
-        sync_dir(dir);
+        if durability == Durability::Synced {
+            sync_dir(dir);
+        }
         Ok(())
     })();
     if result.is_err() {

@@ -154,7 +154,7 @@ impl Spool {
         self.ensure()?;
         let mut text = serde_json::to_vec(value).map_err(io::Error::other)?;
         text.push(b'\n');
-        fsutil::write_atomic(&self.file(name), &text, PRIVATE_FILE_MODE)
+        fsutil::replace_cached(&self.file(name), &text, PRIVATE_FILE_MODE)
     }
 
     fn read_json<T: for<'de> Deserialize<'de>>(&self, name: &str) -> Option<T> {
@@ -220,7 +220,7 @@ impl Spool {
                 text.push_str(&serde_json::to_string(turn).map_err(io::Error::other)?);
                 text.push('\n');
             }
-            fsutil::write_atomic(
+            fsutil::replace_cached(
                 &self.file("turns.jsonl"),
                 text.as_bytes(),
                 PRIVATE_FILE_MODE,
@@ -251,7 +251,7 @@ impl Spool {
 
     pub fn set_observed_seq(&self, seq: u64) -> io::Result<()> {
         self.ensure()?;
-        fsutil::write_atomic(
+        fsutil::replace_cached(
             &self.file("observed.seq"),
             format!("{seq}\n").as_bytes(),
             PRIVATE_FILE_MODE,
@@ -281,7 +281,7 @@ impl Spool {
 
     pub fn write_shown(&self, unread: u64) -> io::Result<()> {
         self.ensure()?;
-        fsutil::write_atomic(
+        fsutil::replace_cached(
             &self.file("board.shown"),
             format!("{unread}\n").as_bytes(),
             PRIVATE_FILE_MODE,
@@ -290,7 +290,7 @@ impl Spool {
 
     /// Marks that a prompt started a turn now.
     pub fn mark_prompt(&self) -> io::Result<()> {
-        fsutil::write_atomic(
+        fsutil::replace_cached(
             &self.file("prompt.at"),
             format!("{}\n", clock::now_rfc3339()).as_bytes(),
             PRIVATE_FILE_MODE,
