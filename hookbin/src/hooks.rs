@@ -47,6 +47,33 @@ impl HookEvent {
     }
 }
 
+impl HookEvent {
+    /// Parses [`HookEvent::name`] back.
+    pub fn from_name(name: &str) -> Option<Self> {
+        [
+            HookEvent::SessionStart,
+            HookEvent::Stop,
+            HookEvent::UserPromptSubmit,
+            HookEvent::SessionEnd,
+        ]
+        .into_iter()
+        .find(|event| event.name() == name)
+    }
+}
+
+/// Reads `<event> [--host <host>|--host=<host>]` without clap; `None` for anything else.
+pub fn parse_hook_args(args: &[std::ffi::OsString]) -> Option<(HookEvent, Host)> {
+    let mut args = args.iter().map(|a| a.to_str());
+    let event = HookEvent::from_name(args.next()??)?;
+    let host = match (args.next(), args.next(), args.next()) {
+        (None, _, _) => Host::Claude,
+        (Some(Some("--host")), Some(Some(name)), None) => Host::from_cli_name(name)?,
+        (Some(Some(flag)), None, _) => Host::from_cli_name(flag.strip_prefix("--host=")?)?,
+        _ => return None,
+    };
+    Some((event, host))
+}
+
 /// Runs one hook. Prints at most one answer; never fails.
 pub fn run(event: HookEvent, host: Host) {
     let Some(input) = HookInput::from_stdin() else {

@@ -76,6 +76,12 @@ fn main() -> ExitCode {
 
 /// `hook` and `worker`: bad arguments are ignored like everything else.
 fn run_quiet(args: &[std::ffi::OsString]) {
+    // The hook fast path reads its few arguments by hand: building clap's whole command tree
+    // costs more than the rest of a hook.
+    if let Some((event, host)) = hooks::parse_hook_args(args.get(2..).unwrap_or_default()) {
+        hooks::run(event, host);
+        return;
+    }
     let Ok(cli) = Cli::try_parse_from(args) else {
         return;
     };
