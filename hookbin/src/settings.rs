@@ -1,0 +1,190 @@
+//! The desktop side's one settings file, `<config dir>/settings.json`: written atomically by
+//! the dashboard (and by the tray for its Notifications ▸ Pause items), watched by the tray.
+//!
+//! A file that is missing or does not parse reads as the defaults, and is never overwritten
+//! by a read; unknown keys written by a newer version are kept on write.
+
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+use crate::fsutil;
+use crate::paths::Paths;
+
+/// The watch interval may not go below this many seconds (the same floor as `watch-mail`).
+pub const MIN_WATCH_INTERVAL_SECS: u64 = 10;
+const SETTINGS_LIMIT: u64 = 256 * 1024;
+
+/// Quiet hours: no notifications between `start` and `end` (local `HH:MM`, may wrap midnight).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct QuietHours {
+    pub start: String,
+    pub end: String,
+}
+
+impl QuietHours {
+    /// Whether `minute_of_day` (0–1439, local time) falls inside the quiet hours.
+    pub fn contains(&self, minute_of_day: u32) -> bool {
+        let (Some(start), Some(end)) = (parse_hh_mm(&self.start), parse_hh_mm(&self.end)) else {
+            return false;
+        };
+        if start <= end {
+            (start..end).contains(&minute_of_day)
+        } else {
+            minute_of_day >= start || minute_of_day < end
+        }
+    }
+}
+
+/// Parses `HH:MM` into minutes since midnight.
+pub fn parse_hh_mm(text: &str) -> Option<u32> {
+    let (h, m) = text.split_once(':')?;
+    let (h, m): (u32, u32) = (h.parse().ok()?, m.parse().ok()?);
+    (h < 24 && m < 60).then_some(h * 60 + m)
+}
+
+/// Everything a person can set.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct Settings {
+    /// Seconds between watch-mail looks (± 20 %); at least 10.
+    pub watch_interval_secs: u64,
+    /// Desktop notifications on or off.
+    pub notifications: bool,
+    /// No notifications during these hours.
+    pub quiet_hours: Option<QuietHours>,
+    /// Start the tray when the person logs in.
+    pub launch_at_login: bool,
+    /// Notifications paused until this RFC 3339 time (the tray's Pause items).
+    pub notifications_paused_until: Option<String>,
+}
+
+impl Default for Settings {
+    fn default() -> Self {
+        Settings {
+            watch_interval_secs: 60,
+            notifications: true,
+            quiet_hours: None,
+            launch_at_login: false,
+            notifications_paused_until: None,
+        }
+    }
+}
+
+impl Settings {
+    /// The interval with the floor applied.
+    pub fn effective_interval_secs(&self) -> u64 {
+        self.watch_interval_secs.max(MIN_WATCH_INTERVAL_SECS)
+    }
+}
+
+/// Why settings could not be saved.
+#[derive(Debug, thiserror::Error)]
+pub enum SettingsError {
+    #[error("cannot write {path}: {source}")]
+    Write {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("{path} does not parse as JSON; it was left untouched")]
+    Unparseable { path: PathBuf },
+}
+
+/// The settings file's path.
+pub fn settings_path(paths: &Paths) -> PathBuf {
+    paths.config_dir.join("settings.json")
+}
+
+/// Reads the settings; defaults when the file is missing or does not parse.
+pub fn load(path: &Path) -> Settings {
+    fsutil::read_bounded(path, SETTINGS_LIMIT)
+        .ok()
+        .flatten()
+        .and_then(|bytes| serde_json::from_slice(&bytes).ok())
+        .unwrap_or_default()
+}
+
+/// Writes the settings atomically, keeping keys this version does not know. A file that
+/// exists but does not parse is refused, not replaced.
+pub fn save(path: &Path, settings: &Settings) -> Result<(), SettingsError> {
+    let mut merged: Map<String, Value> = match fsutil::read_bounded(path, SETTINGS_LIMIT) {
+        Ok(Some(bytes)) => match serde_json::from_slice(&bytes) {
+            Ok(Value::Object(map)) => map,
+            _ => {
+                return Err(SettingsError::Unparseable {
+                    path: path.to_path_buf(),
+                });
+            }
+        },
+        _ => Map::new(),
+    };
+    if let Ok(Value::Object(ours)) = serde_json::to_value(settings) {
+        merged.extend(ours);
+    }
+    let mut text = serde_json::to_vec_pretty(&Value::Object(merged)).unwrap_or_default();
+    text.push(b'\n');
+    let write_error = |source| SettingsError::Write {
+        path: path.to_path_buf(),
+        source,
+    };
+    if let Some(dir) = path.parent() {
+        fsutil::create_private_dir(dir).map_err(write_error)?;
+    }
+    fsutil::write_atomic(path, &text, fsutil::PRIVATE_FILE_MODE).map_err(write_error)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn missing_or_bad_file_reads_as_defaults_and_bad_is_not_overwritten() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("settings.json");
+        assert_eq!(load(&path), Settings::default());
+        std::fs::write(&path, "{oops").unwrap();
+        assert_eq!(load(&path), Settings::default());
+        assert!(save(&path, &Settings::default()).is_err());
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), "{oops");
+    }
+
+    #[test]
+    fn save_keeps_unknown_keys_and_round_trips() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("cfg/settings.json");
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(&path, r#"{"futureKey": 1, "notifications": true}"#).unwrap();
+        let settings = Settings {
+            watch_interval_secs: 120,
+            notifications: false,
+            quiet_hours: Some(QuietHours {
+                start: "22:00".into(),
+                end: "07:30".into(),
+            }),
+            ..Settings::default()
+        };
+        save(&path, &settings).unwrap();
+        assert_eq!(load(&path), settings);
+        let raw: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+        assert_eq!(raw["futureKey"], 1);
+    }
+
+    #[test]
+    fn quiet_hours_wrap_midnight_and_interval_has_a_floor() {
+        let night = QuietHours {
+            start: "22:00".into(),
+            end: "07:30".into(),
+        };
+        assert!(night.contains(23 * 60));
+        assert!(night.contains(60));
+        assert!(!night.contains(12 * 60));
+        assert!(!night.contains(7 * 60 + 30));
+        let settings = Settings {
+            watch_interval_secs: 3,
+            ..Settings::default()
+        };
+        assert_eq!(settings.effective_interval_secs(), 10);
+    }
+}
