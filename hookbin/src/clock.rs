@@ -17,6 +17,16 @@ pub fn rfc3339(at: OffsetDateTime) -> String {
     .unwrap_or_default()
 }
 
+/// Now to the millisecond, as `2026-12-02T15:04:05.123Z` (spool times that order events
+/// within a second: a Stop and the next prompt).
+pub fn now_rfc3339_millis() -> String {
+    OffsetDateTime::now_utc()
+        .format(format_description!(
+            "[year]-[month]-[day]T[hour]:[minute]:[second].[subsecond digits:3]Z"
+        ))
+        .unwrap_or_default()
+}
+
 /// Now, as `20261202T150405Z` (backup names).
 pub fn now_stamp() -> String {
     OffsetDateTime::now_utc()
@@ -41,5 +51,8 @@ mod tests {
         assert_eq!(text.len(), 20);
         assert!(parse_rfc3339(&text).is_some());
         assert_eq!(now_stamp().len(), 16);
+        let millis = now_rfc3339_millis();
+        assert_eq!(millis.len(), 24);
+        assert!(parse_rfc3339(&millis).is_some());
     }
 }

@@ -287,3 +287,38 @@ fn user_prompt_submit(paths: &Paths, host: Host, input: &HookInput) {
         );
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn args(list: &[&str]) -> Vec<std::ffi::OsString> {
+        list.iter().map(Into::into).collect()
+    }
+
+    #[test]
+    fn hook_arguments_by_hand() {
+        assert_eq!(
+            parse_hook_args(&args(&["stop"])),
+            Some((HookEvent::Stop, Host::Claude))
+        );
+        assert_eq!(
+            parse_hook_args(&args(&["session-start", "--host", "kimi"])),
+            Some((HookEvent::SessionStart, Host::Kimi))
+        );
+        assert_eq!(
+            parse_hook_args(&args(&["user-prompt-submit", "--host=codex"])),
+            Some((HookEvent::UserPromptSubmit, Host::Codex))
+        );
+        for bad in [
+            &["nope"][..],
+            &[],
+            &["stop", "--host"],
+            &["stop", "--host", "vim"],
+            &["stop", "--host", "kimi", "extra"],
+            &["stop", "--verbose"],
+        ] {
+            assert_eq!(parse_hook_args(&args(bad)), None, "{bad:?}");
+        }
+    }
+}

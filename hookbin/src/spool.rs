@@ -206,7 +206,7 @@ impl Spool {
             + 1;
         let entry = TurnEntry {
             seq,
-            at: clock::now_rfc3339(),
+            at: clock::now_rfc3339_millis(),
             host,
             cwd: cwd.map(Path::to_path_buf),
         };
@@ -292,7 +292,7 @@ impl Spool {
     pub fn mark_prompt(&self) -> io::Result<()> {
         fsutil::replace_cached(
             &self.file("prompt.at"),
-            format!("{}\n", clock::now_rfc3339()).as_bytes(),
+            format!("{}\n", clock::now_rfc3339_millis()).as_bytes(),
             PRIVATE_FILE_MODE,
         )
     }
