@@ -139,8 +139,13 @@ async fn run_async(paths: &Paths, spool: &Spool, session: SessionId) {
             return;
         }
     };
+    // git counts toward the same deadline; a repository too slow to measure sends nulls.
     let stats = match &work.cwd {
-        Some(cwd) if !work.turns.is_empty() => git_turn::measure(cwd).await,
+        Some(cwd) if !work.turns.is_empty() => {
+            tokio::time::timeout_at(deadline, git_turn::measure(cwd))
+                .await
+                .unwrap_or_default()
+        }
         _ => git_turn::TurnStats::default(),
     };
     let in_flight: Cell<Option<&'static str>> = Cell::new(None);
