@@ -805,7 +805,13 @@ fn unstable_reason(path: &Path) -> Option<&'static str> {
             .windows(2)
             .any(|w| w[0] == a && b.contains(&w[1].as_str()))
     };
-    if has("target") && (has("debug") || has("release")) {
+    // Cargo marks its target folder (wherever CARGO_TARGET_DIR puts it) with CACHEDIR.TAG.
+    let in_cargo_target = path
+        .ancestors()
+        .skip(1)
+        .take(3)
+        .any(|dir| dir.join("CACHEDIR.TAG").is_file());
+    if in_cargo_target || (has("target") && (has("debug") || has("release"))) {
         return Some("build-output");
     }
     if has("cache") || has(".cache") || has("caches") || has("registry") {
