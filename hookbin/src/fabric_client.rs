@@ -94,9 +94,10 @@ fn is_executable(path: &Path) -> bool {
     }
 }
 
-/// The running `fabric-mcp` child.
+/// The running `fabric-mcp` child. Dropping it unfinished kills its whole process group.
 pub struct FabricProcess {
     child: Child,
+    finished: bool,
 }
 
 impl FabricProcess {
@@ -115,7 +116,14 @@ impl FabricProcess {
         let (Some(stdout), Some(stdin)) = (child.stdout.take(), child.stdin.take()) else {
             return Err(FabricError::Spawn(std::io::Error::other("no stdio pipes")));
         };
-        Ok((FabricProcess { child }, stdout, stdin))
+        Ok((
+            FabricProcess {
+                child,
+                finished: false,
+            },
+            stdout,
+            stdin,
+        ))
     }
 
     /// The child's pid (for tests and logs).
@@ -123,15 +131,23 @@ impl FabricProcess {
         self.child.id()
     }
 
-    /// Ends the child: a short grace to exit by itself, then SIGKILL to its whole process
-    /// group, then `wait` so it is reaped.
-    pub async fn finish(mut self) {
-        if tokio::time::timeout(EXIT_GRACE, self.child.wait())
-            .await
-            .is_ok()
+    /// Ends the child: a short grace to exit by itself (skipped when it already missed its
+    /// deadline), then SIGKILL to its whole process group, then `wait` so it is reaped.
+    pub async fn finish(mut self, grace: bool) {
+        if grace
+            && tokio::time::timeout(EXIT_GRACE, self.child.wait())
+                .await
+                .is_ok()
         {
+            self.finished = true;
             return;
         }
+        self.kill_group();
+        let _ = self.child.wait().await;
+        self.finished = true;
+    }
+
+    fn kill_group(&mut self) {
         #[cfg(unix)]
         if let Some(pid) = self.child.id() {
             // SAFETY: signalling the process group we created for this child.
@@ -140,7 +156,16 @@ impl FabricProcess {
             }
         }
         let _ = self.child.start_kill();
-        let _ = self.child.wait().await;
+    }
+}
+
+impl Drop for FabricProcess {
+    /// A look aborted mid-way (shutdown) still ends the child and anything it started;
+    /// tokio's orphan reaper collects it.
+    fn drop(&mut self) {
+        if !self.finished {
+            self.kill_group();
+        }
     }
 }
 
@@ -210,6 +235,6 @@ pub async fn with_session<T>(
         Ok::<T, FabricError>(value)
     })
     .await;
-    process.finish().await;
+    process.finish(outcome.is_ok()).await;
     outcome.unwrap_or(Err(FabricError::Deadline))
 }
