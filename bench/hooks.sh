@@ -12,6 +12,8 @@ command -v hyperfine >/dev/null || {
   apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq hyperfine
 }
 cargo build --release -q -p fabric-session -p fabric-fake
+mkdir -p target/bench
+rustc -O -C strip=symbols -o target/bench/empty-main bench/empty_main.rs
 bin=$PWD/target/release/fabric-session
 fake=$PWD/target/release/fabric-fake
 out=$PWD/bench/results
@@ -32,16 +34,19 @@ echo 3 > "$spool/board.shown"
 payload=$work/payload.json
 printf '{"session_id":"bench-session","cwd":"%s","hook_event_name":"SessionStart","source":"startup","prompt":"hello"}' "$HOME/project" > "$payload"
 
-# Session-start without session-hooks/1 would skip the spool write; keep the feature on, but
-# run it for a session id whose spool is re-used, so each run does the same work.
+# Debian 12's hyperfine (1.15) has no --input, and its shell-start correction is too coarse
+# for sub-millisecond commands. So every command runs without a shell (-N) as
+# `sh -c 'exec <cmd> < payload'`: the same sh start-up and redirect for all, measured in the
+# same run. An empty Rust `main` shows the floor of any Rust binary. `/bin/true` bare gives the cost of starting a tiny binary; the sh overhead is
+# (sh->true) - (true bare), and a command's own cost is (sh->cmd) - that overhead.
 for event in session-start user-prompt-submit; do
-  # Debian 12's hyperfine has no --input: each command reads the payload through the shell,
-  # whose start-up hyperfine measures and subtracts, the same for all three.
-  hyperfine --warmup 50 --runs "${RUNS:-500}" \
+  hyperfine -N --warmup 50 --runs "${RUNS:-500}" \
     --export-markdown "$out/$event.md" --export-json "$out/$event.json" \
-    -n true "/bin/true < $payload" \
-    -n "fabric-session $event" "$bin hook $event < $payload" \
-    -n "python floor" "python3 $PWD/bench/python_floor.py < $payload"
+    -n "true bare" "/bin/true" \
+    -n "true" "sh -c 'exec /bin/true < $payload'" \
+    -n "rust floor" "sh -c 'exec $PWD/target/bench/empty-main < $payload'" \
+    -n "fabric-session $event" "sh -c 'exec $bin hook $event < $payload'" \
+    -n "python floor" "sh -c 'exec python3 $PWD/bench/python_floor.py < $payload'"
 done
 
 python3 - "$out" <<'PY'
@@ -50,8 +55,12 @@ out = sys.argv[1]
 for event in ("session-start", "user-prompt-submit"):
     data = json.load(open(os.path.join(out, f"{event}.json")))["results"]
     med = {r["command"]: r["median"] for r in data}
-    ours = med[f"fabric-session {event}"]
-    print(f"{event}: median {ours*1e3:.3f} ms; /bin/true {med['true']*1e3:.3f} ms; "
-          f"python floor {med['python floor']*1e3:.2f} ms; "
-          f"ours/true = {ours/med['true']:.2f}x; python/ours = {med['python floor']/ours:.1f}x")
+    bare, sh_true = med["true bare"], med["true"]
+    overhead = sh_true - bare
+    ours = med[f"fabric-session {event}"] - overhead
+    python = med["python floor"] - overhead
+    rust = med["rust floor"] - overhead
+    print(f"{event}: medians (own cost, sh overhead {overhead*1e3:.3f} ms removed): "
+          f"/bin/true {bare*1e3:.3f} ms, empty Rust main {rust*1e3:.3f} ms, fabric-session {ours*1e3:.3f} ms, python floor {python*1e3:.2f} ms; "
+          f"fabric-session/true = {ours/bare:.2f}x, python/fabric-session = {python/ours:.1f}x")
 PY

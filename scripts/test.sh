@@ -1,28 +1,51 @@
 #!/usr/bin/env bash
 # The whole test suite, from a fresh Debian 12 machine: installs what it needs, then checks
-# formatting, lints with warnings denied, and runs every test of the workspace.
+# formatting, lints with warnings denied, and runs every test: the hooks' and installer's
+# integration tests, watch-mail, the tray (under Xvfb with dunst and trayer), the dashboard's
+# unit, browser (Debian's Chromium) and end-to-end tests (the real WebKit webview through
+# tauri-driver).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+root=$PWD
 
-# System packages the tests use (installed only when missing).
-need=()
-command -v git >/dev/null 2>&1 || need+=(git)
-command -v mkfifo >/dev/null 2>&1 || need+=(coreutils)
-if [ "${#need[@]}" -gt 0 ]; then
-  if [ "$(id -u)" = 0 ]; then
-    apt-get update -qq
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${need[@]}"
-  else
-    sudo apt-get update -qq
-    sudo DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${need[@]}"
-  fi
+# ---- system packages (installed only when missing) ---------------------------------------
+packages=(
+  git pkg-config build-essential libssl-dev
+  libwebkit2gtk-4.1-dev librsvg2-dev libayatana-appindicator3-dev libxdo-dev
+  xvfb xauth x11-utils xdotool imagemagick dbus-x11 dunst trayer webkit2gtk-driver chromium
+)
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ "${#missing[@]}" -gt 0 ]; then
+  sudo=""
+  [ "$(id -u)" = 0 ] || sudo=sudo
+  echo "== installing: ${missing[*]}"
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+rustup component add rustfmt clippy >/dev/null 2>&1 || true
+export PATH="$HOME/.cargo/bin:$PATH"
+if ! command -v tauri-driver >/dev/null 2>&1; then
+  echo "== installing tauri-driver"
+  cargo install tauri-driver --locked --quiet
 fi
 
-rustup component add rustfmt clippy >/dev/null 2>&1 || true
+# ---- the dashboard's front end (the Tauri crate embeds ui/dist) ---------------------------
+echo "== ui: npm ci, build, unit tests"
+(cd ui && npm ci --no-audit --no-fund --loglevel=error && npm run build && npm test)
 
+# ---- Rust ---------------------------------------------------------------------------------
 echo "== cargo fmt --check"
 cargo fmt --all -- --check
 echo "== cargo clippy (warnings denied)"
 cargo clippy --workspace --all-targets --locked -- -D warnings
 echo "== cargo test"
 cargo test --workspace --locked
+
+# ---- browser and end-to-end ---------------------------------------------------------------
+echo "== ui: browser tests (Chromium, IPC mocked)"
+(cd ui && npm run test:browser)
+echo "== dashboard end to end (WebKit webview through tauri-driver)"
+FABRIC_E2E_BIN_DIR="$root/target/debug" bash tests/e2e-dashboard/run.sh

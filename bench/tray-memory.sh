@@ -1,0 +1,161 @@
+#!/usr/bin/env bash
+# Memory and CPU of the release tray (and the dashboard it opens) after a minute idle, on a
+# headless desktop: Xvfb, a private D-Bus session, dunst, trayer, a temporary HOME with
+# Fabric played by the stand-in and one live session (made by the real hooks) being watched.
+#
+# PSS comes from /proc/<pid>/smaps_rollup, summed over each process and its descendants; CPU
+# is (utime + stime) over the idle window divided by its length, for the same processes.
+#
+# Rows: the tray alone; with the dashboard open; after the dashboard closed.
+# The dashboard is $FABRIC_COMPANION_BIN, else target/release/fabric-companion (built here
+# unless SKIP_COMPANION_BUILD=1); without one the dashboard rows are skipped, saying so.
+#
+# Usage: bench/tray-memory.sh   (IDLE=60 seconds by default)
+# Results: bench/results/tray-memory.md, and on stdout.
+# Needs: xvfb x11-utils xdotool dbus dunst trayer (see the README); goals: tray alone
+# <= 60 MB PSS, 0.0 % CPU idle.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+root=$PWD
+IDLE=${IDLE:-60}
+
+cargo build --release -q -p fabric-tray -p fabric-session -p fabric-fake
+tray=$root/target/release/fabric-tray
+session_bin=$root/target/release/fabric-session
+fake=$root/target/release/fabric-fake
+companion=${FABRIC_COMPANION_BIN:-}
+if [[ -z $companion ]]; then
+  if [[ ${SKIP_COMPANION_BUILD:-0} != 1 ]]; then
+    cargo build --release -q -p fabric-companion || echo "note: fabric-companion did not build" >&2
+  fi
+  [[ -x $root/target/release/fabric-companion ]] && companion=$root/target/release/fabric-companion
+fi
+
+work=$(mktemp -d)
+pids=()
+cleanup() {
+  for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
+  [[ -n ${dash_pid:-} ]] && kill "$dash_pid" 2>/dev/null || true
+  wait 2>/dev/null || true
+  rm -rf "$work"
+}
+trap cleanup EXIT
+
+export HOME=$work/home XDG_CACHE_HOME=$work/home/.cache XDG_DATA_HOME=$work/home/.local/share \
+  XDG_CONFIG_HOME=$work/home/.config XDG_RUNTIME_DIR=$work/home/run
+mkdir -p "$XDG_RUNTIME_DIR" "$HOME/work/alpha" && chmod 700 "$XDG_RUNTIME_DIR"
+
+n=90
+while [[ -e /tmp/.X11-unix/X$n || -e /tmp/.X$n-lock ]]; do n=$((n + 1)); done
+export DISPLAY=:$n
+Xvfb "$DISPLAY" -screen 0 1024x768x24 -nolisten tcp >/dev/null 2>&1 & pids+=($!)
+for _ in $(seq 100); do xdpyinfo >/dev/null 2>&1 && break; sleep 0.1; done
+eval "$(dbus-launch --sh-syntax 2>/dev/null)" || {
+  addr_file=$work/bus; dbus-daemon --session --fork --print-address=3 --print-pid=4 3>"$addr_file" 4>"$work/bus.pid"
+  sleep 0.5; DBUS_SESSION_BUS_ADDRESS=$(head -1 "$addr_file"); DBUS_SESSION_BUS_PID=$(cat "$work/bus.pid")
+}
+export DBUS_SESSION_BUS_ADDRESS
+pids+=("$DBUS_SESSION_BUS_PID")
+dunst >/dev/null 2>&1 & pids+=($!)
+trayer --edge bottom --align right --widthtype request --height 32 --SetDockType true \
+  --transparent false >/dev/null 2>&1 & pids+=($!)
+
+# Fabric (the stand-in) running with session hooks; Claude Code wired; one idle session.
+export FABRIC_MCP=$fake FABRIC_FAKE_STATE=$work/fabric-state
+mkdir -p "$FABRIC_FAKE_STATE"
+echo 2 > "$FABRIC_FAKE_STATE/unread" 2>/dev/null || true
+sleep 100000 & hub_pid=$!; pids+=("$hub_pid")
+"$fake" hub --fabric-dir "$XDG_DATA_HOME/passioncode-fabric" --pid "$hub_pid" --feature session-hooks/1 >/dev/null
+echo '{"mcpServers":{"fabric":{"command":"fabric-mcp"}}}' > "$HOME/.claude.json"
+FABRIC_SESSION_BIN=$session_bin "$tray" --version >/dev/null
+"$session_bin" install-host-hooks --host claude --apply --expect-sha256 absent >/dev/null
+payload=$work/payload.json
+printf '{"session_id":"bench-session","cwd":"%s","hook_event_name":"SessionStart","source":"startup"}' \
+  "$HOME/work/alpha" > "$payload"
+# The host: a shell that stays alive while its session lasts.
+( "$session_bin" hook session-start < "$payload" >/dev/null; "$session_bin" hook stop < "$payload" >/dev/null; exec sleep 100000 ) &
+pids+=($!)
+
+FABRIC_SESSION_BIN=$session_bin FABRIC_COMPANION_BIN=${companion:-/nonexistent} \
+  "$tray" 2>"$work/tray.log" & tray_pid=$!; pids+=("$tray_pid")
+for _ in $(seq 300); do xwininfo -root -tree | grep -q 'tray-icon tray app fabric-tray' && break; sleep 0.1; done
+xwininfo -root -tree | grep -q 'tray-icon tray app fabric-tray' || { echo "the tray icon did not embed" >&2; cat "$work/tray.log" >&2; exit 1; }
+
+# Every pid in the tree under $1 (itself included).
+tree_pids() {
+  local all=("$1") frontier=("$1") next
+  while ((${#frontier[@]})); do
+    next=()
+    for p in "${frontier[@]}"; do
+      for c in $(cat /proc/"$p"/task/*/children 2>/dev/null); do next+=("$c"); done
+    done
+    all+=("${next[@]}"); frontier=("${next[@]}")
+  done
+  echo "${all[@]}"
+}
+pss_kb() { # sum of Pss over the tree of $1
+  local sum=0 v
+  for p in $(tree_pids "$1"); do
+    v=$(awk '/^Pss:/ {print $2}' /proc/"$p"/smaps_rollup 2>/dev/null || echo 0)
+    sum=$((sum + ${v:-0}))
+  done
+  echo "$sum"
+}
+ticks() { # utime + stime over the tree of $1
+  local sum=0 v
+  for p in $(tree_pids "$1"); do
+    v=$(awk '{print $14 + $15}' /proc/"$p"/stat 2>/dev/null || echo 0)
+    sum=$((sum + ${v:-0}))
+  done
+  echo "$sum"
+}
+hz=$(getconf CLK_TCK)
+# Idles IDLE seconds, then prints "PSS-MB CPU-%" for the trees of the given pids.
+measure() {
+  local before=0 after=0 pss=0 p
+  for p in "$@"; do before=$((before + $(ticks "$p"))); done
+  sleep "$IDLE"
+  for p in "$@"; do after=$((after + $(ticks "$p"))); pss=$((pss + $(pss_kb "$p"))); done
+  awk -v k="$pss" -v d="$((after - before))" -v hz="$hz" -v s="$IDLE" \
+    'BEGIN { printf "%.1f MB | %.2f %%", k / 1024, 100 * d / hz / s }'
+}
+
+rows=()
+echo "measuring the tray alone (${IDLE} s idle)…" >&2
+rows+=("| tray alone | $(measure "$tray_pid") |")
+
+if [[ -n $companion ]]; then
+  echo "measuring with the dashboard open…" >&2
+  "$companion" >/dev/null 2>&1 & dash_pid=$!
+  sleep 5
+  both=$(measure "$tray_pid" "$dash_pid")
+  rows+=("| tray + dashboard open (sum of both trees) | $both |")
+  rows+=("| — of which the tray | $(IDLE=1 measure "$tray_pid") |")
+  # Close the dashboard: WM_DELETE_WINDOW to its windows when a helper exists, else SIGTERM.
+  if command -v python3 >/dev/null && python3 "$root/bench/wm_delete.py" "$dash_pid" 2>/dev/null; then
+    how="WM_DELETE_WINDOW"
+  else
+    kill "$dash_pid"; how="SIGTERM"
+  fi
+  for _ in $(seq 100); do kill -0 "$dash_pid" 2>/dev/null || break; sleep 0.1; done
+  kill -0 "$dash_pid" 2>/dev/null && { kill -9 "$dash_pid"; how="$how (then SIGKILL)"; }
+  wait "$dash_pid" 2>/dev/null || true
+  dash_pid=
+  echo "measuring after the dashboard closed ($how)…" >&2
+  rows+=("| tray after the dashboard closed | $(measure "$tray_pid") |")
+else
+  rows+=("| with the dashboard | skipped: no fabric-companion release binary |")
+fi
+
+out=$root/bench/results
+mkdir -p "$out"
+{
+  echo "# fabric-tray memory and CPU ($(date -u +%Y-%m-%dT%H:%MZ), ${IDLE} s idle, release build)"
+  echo
+  echo "| what | PSS | CPU |"
+  echo "|---|---|---|"
+  printf '%s\n' "${rows[@]}"
+  echo
+  echo "Goals: tray alone ≤ 60 MB PSS, 0.0 % CPU idle. PSS summed over each process tree"
+  echo "(/proc/<pid>/smaps_rollup); CPU = utime+stime over the window. $(nproc) cores, $(uname -r)."
+} | tee "$out/tray-memory.md"

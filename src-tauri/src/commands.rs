@@ -1,0 +1,431 @@
+//! The typed commands the page calls. Every fact comes from the `fabric-session` library (the
+//! same files and code paths as the command line); hook installs go through the library's
+//! plan → confirm → apply-with-digest path, which backs the file up before writing.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+
+use fabric_session::host::Host;
+use fabric_session::install::{self, Applied, Operation, Plan};
+use fabric_session::paths::Paths;
+use fabric_session::settings::{self, QuietHours, Settings};
+use fabric_session::status::{self, Status};
+use serde::{Deserialize, Serialize};
+use tauri::State;
+
+use crate::desktop;
+use crate::error::{CommandError, CommandResult};
+use crate::log_tail::{LogLine, LogTail};
+use crate::services::{self, ServiceView};
+
+/// What every command shares.
+pub struct AppState {
+    pub paths: Paths,
+    pub tail: Arc<Mutex<LogTail>>,
+}
+
+/// The numbers of what a session's last turn left changed (against HEAD, measured now).
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TurnChanges {
+    pub files_changed: Option<u64>,
+    pub lines_added: Option<u64>,
+    pub lines_removed: Option<u64>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct HostFile {
+    pub host: Host,
+    pub file: PathBuf,
+}
+
+/// `fabric-session-status/1` plus what the dashboard adds.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct StatusView {
+    pub status: Status,
+    /// Session id → the changes its last turn left (only sessions that had a turn).
+    pub turn_changes: BTreeMap<String, TurnChanges>,
+    /// Each host's hook config file.
+    pub hook_files: Vec<HostFile>,
+    pub tray_running: bool,
+}
+
+#[tauri::command]
+pub async fn get_status(state: State<'_, AppState>) -> CommandResult<StatusView> {
+    let paths = state.paths.clone();
+    let (status, cwds, tray_running) = tauri::async_runtime::spawn_blocking(move || {
+        let status = status::collect(&paths, None);
+        let cwds: Vec<(String, PathBuf)> =
+            fabric_session::spool::live_sessions(&paths.sessions_dir())
+                .into_iter()
+                .filter(|live| live.last_turn.is_some())
+                .filter_map(|live| Some((live.id.to_string(), live.record.cwd?)))
+                .collect();
+        (status, cwds, desktop::tray_running(&paths))
+    })
+    .await
+    .map_err(|e| CommandError::Invalid(e.to_string()))?;
+    let handles: Vec<_> = cwds
+        .into_iter()
+        .map(|(id, cwd)| {
+            tauri::async_runtime::spawn(async move {
+                let stats = fabric_session::git_turn::measure(&cwd).await;
+                (
+                    id,
+                    TurnChanges {
+                        files_changed: stats.files_changed,
+                        lines_added: stats.lines_added,
+                        lines_removed: stats.lines_removed,
+                    },
+                )
+            })
+        })
+        .collect();
+    let mut turn_changes = BTreeMap::new();
+    for handle in handles {
+        if let Ok((id, changes)) = handle.await {
+            turn_changes.insert(id, changes);
+        }
+    }
+    let hook_files = Host::ALL
+        .into_iter()
+        .map(|host| HostFile {
+            host,
+            file: install::config_file(host, &state.paths),
+        })
+        .collect();
+    Ok(StatusView {
+        status,
+        turn_changes,
+        hook_files,
+        tray_running,
+    })
+}
+
+fn parse_host(host: &str) -> CommandResult<Host> {
+    Host::from_cli_name(host)
+        .or_else(|| {
+            Host::ALL
+                .into_iter()
+                .find(|h| format!("{h:?}").eq_ignore_ascii_case(host))
+        })
+        .ok_or_else(|| CommandError::UnknownHost(host.to_string()))
+}
+
+fn parse_operation(op: &str) -> CommandResult<Operation> {
+    match op {
+        "install" => Ok(Operation::Install),
+        "remove" => Ok(Operation::Remove),
+        other => Err(CommandError::UnknownOperation(other.to_string())),
+    }
+}
+
+/// The program hooks should run: `None` lets the library take the app's stable copy when it is
+/// installed; otherwise the bundled or configured `fabric-session`.
+fn script_for(paths: &Paths, op: Operation) -> CommandResult<Option<PathBuf>> {
+    if op == Operation::Remove || paths.stable_binary().is_file() {
+        return Ok(None);
+    }
+    desktop::find_session_binary().map(Some).ok_or_else(|| {
+        CommandError::Invalid(
+            "cannot find the fabric-session program (set FABRIC_SESSION_BIN or install the app)"
+                .into(),
+        )
+    })
+}
+
+/// A plan, with the diff the library keeps out of its JSON.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PlanView {
+    pub plan: Plan,
+    pub diff: String,
+    pub changes: bool,
+}
+
+#[tauri::command]
+pub async fn plan_hooks(
+    state: State<'_, AppState>,
+    host: String,
+    operation: String,
+) -> CommandResult<PlanView> {
+    let (host, op) = (parse_host(&host)?, parse_operation(&operation)?);
+    let paths = state.paths.clone();
+    tauri::async_runtime::spawn_blocking(move || {
+        let script = script_for(&paths, op)?;
+        let plan = install::plan(host, op, script.as_deref(), &paths)?;
+        Ok(PlanView {
+            diff: plan.diff.clone(),
+            changes: plan.new_text.is_some(),
+            plan,
+        })
+    })
+    .await
+    .map_err(|e| CommandError::Invalid(e.to_string()))?
+}
+
+#[tauri::command]
+pub async fn apply_hooks(
+    state: State<'_, AppState>,
+    host: String,
+    operation: String,
+    expected_sha256: String,
+) -> CommandResult<Applied> {
+    let (host, op) = (parse_host(&host)?, parse_operation(&operation)?);
+    let paths = state.paths.clone();
+    tauri::async_runtime::spawn_blocking(move || {
+        let script = script_for(&paths, op)?;
+        let applied = install::apply(host, op, script.as_deref(), &paths, &expected_sha256)?;
+        tracing::info!(
+            host = host.cli_name(),
+            changed = applied.changed,
+            "hooks applied"
+        );
+        Ok(applied)
+    })
+    .await
+    .map_err(|e| CommandError::Invalid(e.to_string()))?
+}
+
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct LogSnapshot {
+    pub path: PathBuf,
+    pub rotated: PathBuf,
+    pub lines: Vec<LogLine>,
+}
+
+#[tauri::command]
+pub async fn read_log(state: State<'_, AppState>) -> CommandResult<LogSnapshot> {
+    let tail = state.tail.clone();
+    let path = state.paths.hook_log();
+    let lines = tauri::async_runtime::spawn_blocking(move || {
+        tail.lock().map(|mut t| t.snapshot()).unwrap_or_default()
+    })
+    .await
+    .map_err(|e| CommandError::Invalid(e.to_string()))?;
+    Ok(LogSnapshot {
+        rotated: fabric_session::hook_log::rotated_path(&path),
+        path,
+        lines,
+    })
+}
+
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ServicesView {
+    pub dir: PathBuf,
+    pub services: Vec<ServiceView>,
+}
+
+#[tauri::command]
+pub async fn list_services(state: State<'_, AppState>) -> CommandResult<ServicesView> {
+    let dir = state.paths.services_dir.clone();
+    let services = {
+        let dir = dir.clone();
+        tauri::async_runtime::spawn_blocking(move || services::list(&dir))
+            .await
+            .map_err(|e| CommandError::Invalid(e.to_string()))?
+    };
+    Ok(ServicesView { dir, services })
+}
+
+/// The settings as the page edits them.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "camelCase")]
+pub struct SettingsForm {
+    pub watch_interval_secs: u64,
+    pub notifications: bool,
+    /// `HH:MM`, both or neither.
+    pub quiet_start: Option<String>,
+    pub quiet_end: Option<String>,
+    pub launch_at_login: bool,
+}
+
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SettingsView {
+    pub path: PathBuf,
+    pub form: SettingsForm,
+    pub notifications_paused_until: Option<String>,
+    pub min_interval_secs: u64,
+    pub autostart_file: PathBuf,
+    pub autostart_present: bool,
+}
+
+fn settings_view(paths: &Paths) -> SettingsView {
+    let path = settings::settings_path(paths);
+    let s = settings::load(&path);
+    let autostart_file = desktop::autostart_file(paths);
+    SettingsView {
+        form: SettingsForm {
+            watch_interval_secs: s.watch_interval_secs,
+            notifications: s.notifications,
+            quiet_start: s.quiet_hours.as_ref().map(|q| q.start.clone()),
+            quiet_end: s.quiet_hours.as_ref().map(|q| q.end.clone()),
+            launch_at_login: s.launch_at_login,
+        },
+        path,
+        notifications_paused_until: s.notifications_paused_until,
+        min_interval_secs: settings::MIN_WATCH_INTERVAL_SECS,
+        autostart_present: autostart_file.is_file(),
+        autostart_file,
+    }
+}
+
+/// Checks the form and folds it into the current settings (unknown keys survive in `save`).
+pub fn merge_form(current: Settings, form: &SettingsForm) -> CommandResult<Settings> {
+    if form.watch_interval_secs < settings::MIN_WATCH_INTERVAL_SECS
+        || form.watch_interval_secs > 24 * 3600
+    {
+        return Err(CommandError::Invalid(format!(
+            "the watch interval must be between {} seconds and 24 hours",
+            settings::MIN_WATCH_INTERVAL_SECS
+        )));
+    }
+    let blank = |v: &Option<String>| {
+        v.as_deref()
+            .map(str::trim)
+            .filter(|s| !s.is_empty())
+            .map(str::to_string)
+    };
+    let quiet_hours = match (blank(&form.quiet_start), blank(&form.quiet_end)) {
+        (None, None) => None,
+        (Some(start), Some(end)) => {
+            if settings::parse_hh_mm(&start).is_none() || settings::parse_hh_mm(&end).is_none() {
+                return Err(CommandError::Invalid(
+                    "quiet hours must be times like 22:00 and 07:30".into(),
+                ));
+            }
+            Some(QuietHours { start, end })
+        }
+        _ => {
+            return Err(CommandError::Invalid(
+                "quiet hours need both a start and an end, or neither".into(),
+            ));
+        }
+    };
+    Ok(Settings {
+        watch_interval_secs: form.watch_interval_secs,
+        notifications: form.notifications,
+        quiet_hours,
+        launch_at_login: form.launch_at_login,
+        ..current
+    })
+}
+
+#[tauri::command]
+pub async fn get_settings(state: State<'_, AppState>) -> CommandResult<SettingsView> {
+    Ok(settings_view(&state.paths))
+}
+
+#[tauri::command]
+pub async fn save_settings(
+    state: State<'_, AppState>,
+    form: SettingsForm,
+) -> CommandResult<SettingsView> {
+    let paths = state.paths.clone();
+    tauri::async_runtime::spawn_blocking(move || {
+        let path = settings::settings_path(&paths);
+        let merged = merge_form(settings::load(&path), &form)?;
+        settings::save(&path, &merged)?;
+        desktop::set_autostart(&paths, merged.launch_at_login).map_err(|source| {
+            CommandError::Io {
+                what: "the settings were saved, but the login item could not be changed",
+                source,
+            }
+        })?;
+        Ok(settings_view(&paths))
+    })
+    .await
+    .map_err(|e| CommandError::Invalid(e.to_string()))?
+}
+
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TestNotification {
+    pub requested: bool,
+    pub tray_running: bool,
+}
+
+#[tauri::command]
+pub async fn send_test_notification(state: State<'_, AppState>) -> CommandResult<TestNotification> {
+    desktop::request_test_notification(&state.paths).map_err(|source| CommandError::Io {
+        what: "cannot ask the tray for a test notification",
+        source,
+    })?;
+    Ok(TestNotification {
+        requested: true,
+        tray_running: desktop::tray_running(&state.paths),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn form() -> SettingsForm {
+        SettingsForm {
+            watch_interval_secs: 120,
+            notifications: false,
+            quiet_start: Some("22:00".into()),
+            quiet_end: Some("07:30".into()),
+            launch_at_login: true,
+        }
+    }
+
+    #[test]
+    fn form_merges_and_keeps_the_pause() {
+        let current = Settings {
+            notifications_paused_until: Some("2026-10-01T10:00:00Z".into()),
+            ..Settings::default()
+        };
+        let merged = merge_form(current, &form()).unwrap();
+        assert_eq!(merged.watch_interval_secs, 120);
+        assert_eq!(merged.quiet_hours.unwrap().end, "07:30");
+        assert_eq!(
+            merged.notifications_paused_until.as_deref(),
+            Some("2026-10-01T10:00:00Z")
+        );
+    }
+
+    #[test]
+    fn form_refuses_bad_values() {
+        let bad_interval = SettingsForm {
+            watch_interval_secs: 3,
+            ..form()
+        };
+        assert!(merge_form(Settings::default(), &bad_interval).is_err());
+        let half = SettingsForm {
+            quiet_end: None,
+            ..form()
+        };
+        assert!(merge_form(Settings::default(), &half).is_err());
+        let bad_time = SettingsForm {
+            quiet_start: Some("25:00".into()),
+            ..form()
+        };
+        assert!(merge_form(Settings::default(), &bad_time).is_err());
+        let none = SettingsForm {
+            quiet_start: Some(" ".into()),
+            quiet_end: None,
+            ..form()
+        };
+        assert!(
+            merge_form(Settings::default(), &none)
+                .unwrap()
+                .quiet_hours
+                .is_none()
+        );
+    }
+
+    #[test]
+    fn hosts_parse_by_cli_name() {
+        assert_eq!(parse_host("codex").unwrap(), Host::Codex);
+        assert!(parse_host("vim").is_err());
+        assert!(parse_operation("explode").is_err());
+    }
+}

@@ -1,0 +1,35 @@
+//! The one error type commands return to the page. It serializes as its message: the page shows
+//! it in plain words. Messages may name the config file being edited (the person's own hook
+//! config, shown to them), never anything else of theirs.
+
+use serde::{Serialize, Serializer};
+
+#[derive(Debug, thiserror::Error)]
+pub enum CommandError {
+    #[error("cannot find the home folder; set HOME")]
+    NoHome,
+    #[error("unknown host {0:?}")]
+    UnknownHost(String),
+    #[error("unknown operation {0:?}")]
+    UnknownOperation(String),
+    #[error("{0}")]
+    Install(#[from] fabric_session::install::InstallError),
+    #[error("{0}")]
+    Settings(#[from] fabric_session::settings::SettingsError),
+    #[error("{0}")]
+    Invalid(String),
+    #[error("{what}: {source}")]
+    Io {
+        what: &'static str,
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+impl Serialize for CommandError {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(&self.to_string())
+    }
+}
+
+pub type CommandResult<T> = Result<T, CommandError>;

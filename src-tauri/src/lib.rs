@@ -1,0 +1,68 @@
+//! `fabric-companion`: the dashboard window behind the tray's "Open Dashboard…". It opens its
+//! window at start and exits when the window closes (so the tray's idle memory is never held
+//! by a webview). One instance only: a second start focuses the first. Started from the app
+//! menu with no tray running, it starts the tray (detached).
+//!
+//! Modules: `commands` (what the page calls), `watch` (live events), `log_tail`, `services`
+//! (descriptor validation and probes), `desktop` (tray, autostart, test notification).
+//! Nothing here logs message content, user file paths, branch names or prompts.
+
+pub mod commands;
+pub mod desktop;
+pub mod error;
+pub mod log_tail;
+pub mod services;
+pub mod watch;
+
+use std::sync::{Arc, Mutex};
+
+use tauri::Manager;
+
+use crate::commands::AppState;
+use crate::log_tail::LogTail;
+
+/// Builds and runs the app; returns when the window has closed.
+pub fn run() {
+    let _ = tracing_subscriber::fmt()
+        .with_writer(std::io::stderr)
+        .with_target(false)
+        .try_init();
+    let Some(paths) = fabric_session::paths::Paths::from_env() else {
+        eprintln!("fabric-companion: cannot find the home folder; set HOME");
+        std::process::exit(2);
+    };
+    desktop::ensure_tray(&paths);
+    let tail = Arc::new(Mutex::new(LogTail::new(&paths.hook_log())));
+    let state = AppState {
+        paths: paths.clone(),
+        tail: tail.clone(),
+    };
+    let result = tauri::Builder::default()
+        .plugin(tauri_plugin_single_instance::init(|app, _args, _cwd| {
+            if let Some(window) = app.get_webview_window("main") {
+                let _ = window.unminimize();
+                let _ = window.show();
+                let _ = window.set_focus();
+            }
+        }))
+        .manage(state)
+        .invoke_handler(tauri::generate_handler![
+            commands::get_status,
+            commands::plan_hooks,
+            commands::apply_hooks,
+            commands::read_log,
+            commands::list_services,
+            commands::get_settings,
+            commands::save_settings,
+            commands::send_test_notification,
+        ])
+        .setup(move |app| {
+            watch::start(app.handle().clone(), paths, tail);
+            Ok(())
+        })
+        .run(tauri::generate_context!());
+    if let Err(e) = result {
+        eprintln!("fabric-companion: {e}");
+        std::process::exit(1);
+    }
+}

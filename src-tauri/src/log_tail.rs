@@ -1,0 +1,237 @@
+//! `hooks.log` and `hooks.log.1` for the Log view: parses lines into fields and follows the
+//! live file by byte offset, so each change sends only the new lines. Never writes either file.
+//!
+//! A line is `<UTC time> <event> <host> <session or -> <outcome> [detail…]` with outcome `ok`,
+//! `refused <code>` or `outcome=unknown` (see `fabric_session::hook_log`). A line that does not
+//! fit is kept whole in `raw` with outcome `unparsed`.
+
+use std::fs::File;
+use std::io::{Read, Seek, SeekFrom};
+use std::path::{Path, PathBuf};
+
+use serde::Serialize;
+
+/// We read at most this much of one file (the log rotates at 1 MB; leave slack).
+const READ_LIMIT: u64 = 4 * 1024 * 1024;
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct LogLine {
+    /// `hooks.log.1` or `hooks.log`.
+    pub file: &'static str,
+    pub time: String,
+    pub event: String,
+    pub host: String,
+    pub session: Option<String>,
+    /// `ok`, `refused`, `unknown` or `unparsed`.
+    pub outcome: String,
+    /// The refusal code, for `refused`.
+    pub code: Option<String>,
+    pub detail: String,
+    pub raw: String,
+}
+
+/// Parses one line (without its newline).
+pub fn parse_line(file: &'static str, raw: &str) -> LogLine {
+    let unparsed = || LogLine {
+        file,
+        time: String::new(),
+        event: String::new(),
+        host: String::new(),
+        session: None,
+        outcome: "unparsed".into(),
+        code: None,
+        detail: String::new(),
+        raw: raw.to_string(),
+    };
+    let mut parts = raw.splitn(5, ' ');
+    let (Some(time), Some(event), Some(host), Some(session), Some(rest)) = (
+        parts.next(),
+        parts.next(),
+        parts.next(),
+        parts.next(),
+        parts.next(),
+    ) else {
+        return unparsed();
+    };
+    let (outcome, code, detail) = if let Some(after) = rest.strip_prefix("refused ") {
+        let (code, detail) = after.split_once(' ').unwrap_or((after, ""));
+        ("refused", Some(code.to_string()), detail)
+    } else if rest == "ok" || rest.starts_with("ok ") {
+        ("ok", None, rest.get(3..).unwrap_or(""))
+    } else if rest == "outcome=unknown" || rest.starts_with("outcome=unknown ") {
+        ("unknown", None, rest.get(16..).unwrap_or(""))
+    } else {
+        return unparsed();
+    };
+    LogLine {
+        file,
+        time: time.to_string(),
+        event: event.to_string(),
+        host: host.to_string(),
+        session: (session != "-").then(|| session.to_string()),
+        outcome: outcome.to_string(),
+        code,
+        detail: detail.to_string(),
+        raw: raw.to_string(),
+    }
+}
+
+fn parse_text(file: &'static str, text: &str) -> Vec<LogLine> {
+    text.lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| parse_line(file, l))
+        .collect()
+}
+
+/// Follows `hooks.log` (and reads `hooks.log.1` on a fresh start).
+#[derive(Debug)]
+pub struct LogTail {
+    live: PathBuf,
+    rotated: PathBuf,
+    /// Bytes of `live` already sent (always at a line boundary).
+    offset: u64,
+    /// The live file's inode, to notice a rotation.
+    ino: Option<u64>,
+}
+
+/// What changed since the last look.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct LogUpdate {
+    /// The page must drop what it has and take `lines` as the whole log.
+    pub reset: bool,
+    pub lines: Vec<LogLine>,
+}
+
+impl LogTail {
+    pub fn new(live: &Path) -> Self {
+        LogTail {
+            live: live.to_path_buf(),
+            rotated: fabric_session::hook_log::rotated_path(live),
+            offset: 0,
+            ino: None,
+        }
+    }
+
+    /// Both files, whole, and the offset set to the live file's end.
+    pub fn snapshot(&mut self) -> Vec<LogLine> {
+        let mut lines = read_whole(&self.rotated)
+            .map(|t| parse_text("hooks.log.1", &t))
+            .unwrap_or_default();
+        self.offset = 0;
+        self.ino = inode(&self.live);
+        if let Some((text, end)) = read_from(&self.live, 0) {
+            lines.extend(parse_text("hooks.log", &text));
+            self.offset = end;
+        }
+        lines
+    }
+
+    /// New complete lines since the last call; a rotation or truncation gives a reset.
+    pub fn poll(&mut self) -> Option<LogUpdate> {
+        let ino = inode(&self.live);
+        let len = std::fs::metadata(&self.live).map(|m| m.len()).unwrap_or(0);
+        if ino != self.ino || len < self.offset {
+            let lines = self.snapshot();
+            return Some(LogUpdate { reset: true, lines });
+        }
+        if len == self.offset {
+            return None;
+        }
+        let (text, end) = read_from(&self.live, self.offset)?;
+        if end == self.offset {
+            return None;
+        }
+        self.offset = end;
+        Some(LogUpdate {
+            reset: false,
+            lines: parse_text("hooks.log", &text),
+        })
+    }
+}
+
+fn inode(path: &Path) -> Option<u64> {
+    use std::os::unix::fs::MetadataExt;
+    std::fs::metadata(path).ok().map(|m| m.ino())
+}
+
+fn read_whole(path: &Path) -> Option<String> {
+    read_from(path, 0).map(|(t, _)| t)
+}
+
+/// Reads complete lines from `offset`; returns the text and the offset after the last newline.
+fn read_from(path: &Path, offset: u64) -> Option<(String, u64)> {
+    let mut file = File::open(path).ok()?;
+    let len = file.metadata().ok()?.len();
+    let start = if len.saturating_sub(offset) > READ_LIMIT {
+        len - READ_LIMIT
+    } else {
+        offset
+    };
+    file.seek(SeekFrom::Start(start)).ok()?;
+    let mut bytes = Vec::new();
+    file.take(READ_LIMIT).read_to_end(&mut bytes).ok()?;
+    let complete = bytes.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
+    bytes.truncate(complete);
+    let end = start + complete as u64;
+    Some((String::from_utf8_lossy(&bytes).into_owned(), end))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::Write;
+
+    #[test]
+    fn parses_every_outcome() {
+        let ok = parse_line(
+            "hooks.log",
+            "2026-10-01T09:00:00Z session-start codex abc ok services=2",
+        );
+        assert_eq!(ok.event, "session-start");
+        assert_eq!(ok.session.as_deref(), Some("abc"));
+        assert_eq!(ok.outcome, "ok");
+        assert_eq!(ok.detail, "services=2");
+        let refused = parse_line(
+            "hooks.log",
+            "2026-10-01T09:00:00Z stop claude - refused fabric-down x=1",
+        );
+        assert_eq!(refused.outcome, "refused");
+        assert_eq!(refused.code.as_deref(), Some("fabric-down"));
+        assert_eq!(refused.session, None);
+        assert_eq!(refused.detail, "x=1");
+        let unknown = parse_line("hooks.log", "t stop kimi s outcome=unknown");
+        assert_eq!(unknown.outcome, "unknown");
+        assert_eq!(parse_line("hooks.log", "garbage").outcome, "unparsed");
+    }
+
+    #[test]
+    fn follows_appends_and_rotation() {
+        let dir = std::env::temp_dir().join(format!("fc-logtail-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let live = dir.join("hooks.log");
+        std::fs::write(dir.join("hooks.log.1"), "t1 a codex - ok\n").unwrap();
+        std::fs::write(&live, "t2 b codex - ok\npartial").unwrap();
+        let mut tail = LogTail::new(&live);
+        let first = tail.snapshot();
+        assert_eq!(first.len(), 2);
+        assert_eq!(first[0].file, "hooks.log.1");
+        assert!(tail.poll().is_none());
+        let mut f = std::fs::OpenOptions::new()
+            .append(true)
+            .open(&live)
+            .unwrap();
+        f.write_all(b" line ok\nt3 c codex - ok\n").unwrap();
+        let update = tail.poll().unwrap();
+        assert!(!update.reset);
+        assert_eq!(update.lines.len(), 2);
+        assert_eq!(update.lines[1].event, "c");
+        std::fs::rename(&live, dir.join("hooks.log.1")).unwrap();
+        std::fs::write(&live, "t4 d codex - ok\n").unwrap();
+        let update = tail.poll().unwrap();
+        assert!(update.reset);
+        assert_eq!(update.lines.len(), 4);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}

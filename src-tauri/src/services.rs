@@ -1,0 +1,437 @@
+//! The Services view: reads every `fabric-service/0.1` descriptor in the services folder,
+//! validates it against the vendored contract schemas, and probes each local one at
+//! `GET <origin>/.well-known/fabric-service` by the contract's rules: 2 s timeout, no redirects,
+//! no auth, an answer naming another service is foreign. Read-only: it never starts, stops or
+//! signals a service, and never opens a token file.
+
+use std::path::Path;
+use std::sync::OnceLock;
+use std::time::Duration;
+
+use serde::Serialize;
+use serde_json::Value;
+
+const PROBE_TIMEOUT: Duration = Duration::from_secs(2);
+const DESCRIPTOR_LIMIT: u64 = 256 * 1024;
+const ANSWER_LIMIT: u64 = 256 * 1024;
+const MAX_DESCRIPTORS: usize = 64;
+const SCHEMA_BASE: &str = "https://fabric.passioncode.ai/agent-contract/0.1.0/schemas/";
+
+const SCHEMAS: [(&str, &str); 3] = [
+    (
+        "common.schema.json",
+        include_str!("../../tests/fabric-contract/schemas/common.schema.json"),
+    ),
+    (
+        "service-common.schema.json",
+        include_str!("../../tests/fabric-contract/schemas/service-common.schema.json"),
+    ),
+    (
+        "service-descriptor.schema.json",
+        include_str!("../../tests/fabric-contract/schemas/service-descriptor.schema.json"),
+    ),
+];
+const WELL_KNOWN_SCHEMA: &str =
+    include_str!("../../tests/fabric-contract/schemas/service-well-known.schema.json");
+
+struct Validators {
+    descriptor: jsonschema::Validator,
+    well_known: jsonschema::Validator,
+}
+
+fn validators() -> &'static Validators {
+    static CELL: OnceLock<Validators> = OnceLock::new();
+    CELL.get_or_init(|| {
+        let mut registry = jsonschema::Registry::new();
+        let mut docs: Vec<(&str, Value)> = SCHEMAS
+            .iter()
+            .map(|(name, text)| (*name, serde_json::from_str(text).expect("vendored schema")))
+            .collect();
+        docs.push((
+            "service-well-known.schema.json",
+            serde_json::from_str(WELL_KNOWN_SCHEMA).expect("vendored schema"),
+        ));
+        for (name, doc) in &docs {
+            registry = registry
+                .add(format!("{SCHEMA_BASE}{name}"), doc.clone())
+                .expect("vendored schema registers");
+        }
+        let registry = registry.prepare().expect("vendored schemas resolve");
+        let build = |name: &str| {
+            jsonschema::options()
+                .with_registry(&registry)
+                .build(&serde_json::json!({ "$ref": format!("{SCHEMA_BASE}{name}") }))
+                .expect("vendored schema compiles")
+        };
+        Validators {
+            descriptor: build("service-descriptor.schema.json"),
+            well_known: build("service-well-known.schema.json"),
+        }
+    })
+}
+
+/// The first few schema errors, as short words for a person.
+fn schema_errors(validator: &jsonschema::Validator, doc: &Value) -> Vec<String> {
+    validator
+        .iter_errors(doc)
+        .take(3)
+        .map(|e| {
+            let at = e.instance_path().to_string();
+            if at.is_empty() {
+                e.to_string()
+            } else {
+                format!("{at}: {e}")
+            }
+        })
+        .collect()
+}
+
+/// One service as the Services view shows it.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ServiceView {
+    /// The descriptor's file name.
+    pub file: String,
+    pub id: Option<String>,
+    pub instance: Option<String>,
+    pub name: Option<String>,
+    pub origin: Option<String>,
+    pub placement: String,
+    pub manager: Option<String>,
+    /// `ready`, `degraded`, `down`, `invalid`, `foreign` or `not-probed`.
+    pub state: &'static str,
+    /// Why, in words.
+    pub detail: String,
+    /// The service's own status word (`starting`, `ready`, `degraded`, `stopping`).
+    pub reported: Option<String>,
+    pub version: Option<String>,
+    pub degraded: Vec<String>,
+}
+
+/// Reads, validates and probes every descriptor in `dir` (probes run in parallel).
+pub fn list(dir: &Path) -> Vec<ServiceView> {
+    let mut files: Vec<_> = match std::fs::read_dir(dir) {
+        Ok(entries) => entries
+            .flatten()
+            .filter(|e| {
+                e.file_name()
+                    .to_str()
+                    .is_some_and(fabric_session::services::is_descriptor_name)
+                    && e.file_type().is_ok_and(|t| !t.is_dir())
+            })
+            .map(|e| e.path())
+            .collect(),
+        Err(_) => Vec::new(),
+    };
+    files.sort();
+    files.truncate(MAX_DESCRIPTORS);
+    std::thread::scope(|scope| {
+        let handles: Vec<_> = files
+            .iter()
+            .map(|path| scope.spawn(move || inspect(path)))
+            .collect();
+        handles.into_iter().filter_map(|h| h.join().ok()).collect()
+    })
+}
+
+fn text(doc: &Value, pointer: &str) -> Option<String> {
+    doc.pointer(pointer)
+        .and_then(Value::as_str)
+        .map(str::to_string)
+}
+
+/// One descriptor: validated, then probed when local.
+pub fn inspect(path: &Path) -> ServiceView {
+    let file = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let mut view = ServiceView {
+        file,
+        id: None,
+        instance: None,
+        name: None,
+        origin: None,
+        placement: "local".into(),
+        manager: None,
+        state: "invalid",
+        detail: String::new(),
+        reported: None,
+        version: None,
+        degraded: Vec::new(),
+    };
+    let doc: Value = match read_bounded(path, DESCRIPTOR_LIMIT)
+        .and_then(|b| serde_json::from_slice(&b).map_err(|e| e.to_string()))
+    {
+        Ok(doc) => doc,
+        Err(why) => {
+            view.detail = format!("The descriptor does not read as JSON ({why}).");
+            return view;
+        }
+    };
+    view.id = text(&doc, "/id");
+    view.instance = text(&doc, "/instance");
+    view.name = text(&doc, "/name");
+    view.origin = text(&doc, "/origin");
+    view.placement = text(&doc, "/placement").unwrap_or_else(|| "local".into());
+    view.manager = text(&doc, "/lifecycle/manager");
+    let errors = schema_errors(&validators().descriptor, &doc);
+    if !errors.is_empty() {
+        view.detail = format!(
+            "The descriptor does not follow fabric-service/0.1: {}",
+            errors.join("; ")
+        );
+        return view;
+    }
+    let origin = view.origin.clone().unwrap_or_default();
+    if !fabric_session::services::origin_is_loopback(&origin) {
+        view.state = "not-probed";
+        view.detail = "A remote service: the dashboard probes local services only.".into();
+        return view;
+    }
+    probe(&mut view, &origin);
+    view
+}
+
+fn probe(view: &mut ServiceView, origin: &str) {
+    let agent: ureq::Agent = ureq::Agent::config_builder()
+        .timeout_global(Some(PROBE_TIMEOUT))
+        .max_redirects(0)
+        .http_status_as_error(false)
+        .build()
+        .into();
+    let url = format!("{origin}/.well-known/fabric-service");
+    let mut response = match agent.get(&url).call() {
+        Ok(r) => r,
+        Err(e) => {
+            view.state = "down";
+            view.detail = format!("No answer at {origin} ({}).", short_error(&e));
+            return;
+        }
+    };
+    let status = response.status().as_u16();
+    if status != 200 {
+        view.state = "down";
+        view.detail = if (300..400).contains(&status) {
+            format!("{origin} answered with a redirect ({status}); redirects are not followed.")
+        } else {
+            format!("{origin} answered HTTP {status}.")
+        };
+        return;
+    }
+    let body = response
+        .body_mut()
+        .with_config()
+        .limit(ANSWER_LIMIT)
+        .read_to_vec();
+    let answer: Value = match body
+        .map_err(|e| e.to_string())
+        .and_then(|b| serde_json::from_slice(&b).map_err(|e| e.to_string()))
+    {
+        Ok(v) => v,
+        Err(why) => {
+            view.state = "invalid";
+            view.detail = format!("The answer is not JSON ({why}).");
+            return;
+        }
+    };
+    let errors = schema_errors(&validators().well_known, &answer);
+    if !errors.is_empty() {
+        view.state = "invalid";
+        view.detail = format!(
+            "The answer does not follow the contract: {}",
+            errors.join("; ")
+        );
+        return;
+    }
+    let (id, instance) = (
+        text(&answer, "/service/id"),
+        text(&answer, "/service/instance"),
+    );
+    if id != view.id || instance != view.instance {
+        view.state = "foreign";
+        view.detail = format!(
+            "Something else answers at {origin}: it says it is {}.{}, not this service.",
+            id.unwrap_or_default(),
+            instance.unwrap_or_default()
+        );
+        return;
+    }
+    view.version = text(&answer, "/service/version");
+    view.reported = text(&answer, "/status");
+    view.degraded = answer
+        .get("degraded")
+        .and_then(Value::as_array)
+        .map(|items| {
+            items
+                .iter()
+                .map(|d| {
+                    let source = text(d, "/source").unwrap_or_default();
+                    let reason = text(d, "/reason").unwrap_or_default();
+                    format!("{source}: {reason}")
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    let (state, detail) = match view.reported.as_deref() {
+        Some("ready") => ("ready", "Ready.".to_string()),
+        Some("degraded") => ("degraded", "Running, with problems.".to_string()),
+        Some(other) => ("degraded", format!("Running, {other}.")),
+        None => ("invalid", "The answer has no status.".to_string()),
+    };
+    view.state = state;
+    view.detail = detail;
+}
+
+fn short_error(e: &ureq::Error) -> String {
+    match e {
+        ureq::Error::Timeout(_) => "timed out after 2 s".into(),
+        ureq::Error::Io(io) if io.kind() == std::io::ErrorKind::ConnectionRefused => {
+            "connection refused".into()
+        }
+        other => other.to_string(),
+    }
+}
+
+fn read_bounded(path: &Path, limit: u64) -> Result<Vec<u8>, String> {
+    use std::io::Read;
+    let file = std::fs::File::open(path).map_err(|e| e.to_string())?;
+    let mut bytes = Vec::new();
+    file.take(limit + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| e.to_string())?;
+    if bytes.len() as u64 > limit {
+        return Err(format!("larger than {limit} bytes"));
+    }
+    Ok(bytes)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::{BufRead, BufReader, Write};
+    use std::net::TcpListener;
+
+    const FIXTURES: &str = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../tests/fabric-contract/fixtures"
+    );
+
+    fn fixture(name: &str) -> Value {
+        serde_json::from_str(&std::fs::read_to_string(format!("{FIXTURES}/{name}")).unwrap())
+            .unwrap()
+    }
+
+    #[test]
+    fn contract_fixtures_validate_as_catalogued() {
+        let catalogue = fixture("catalogue.json");
+        let entries = catalogue
+            .get("fixtures")
+            .and_then(Value::as_array)
+            .or_else(|| catalogue.as_array())
+            .expect("catalogue entries")
+            .clone();
+        let mut checked = 0;
+        for entry in entries {
+            let schema = entry["schema"].as_str().unwrap();
+            let validator = match schema {
+                "service-descriptor.schema.json" => &validators().descriptor,
+                "service-well-known.schema.json" => &validators().well_known,
+                _ => continue,
+            };
+            let doc = fixture(entry["path"].as_str().unwrap());
+            assert_eq!(
+                validator.is_valid(&doc),
+                entry["valid"].as_bool().unwrap(),
+                "{}",
+                entry["path"]
+            );
+            checked += 1;
+        }
+        assert!(checked >= 6, "checked {checked}");
+    }
+
+    /// Serves one canned answer per connection, forever (until the test ends).
+    fn serve(answer: String) -> u16 {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        std::thread::spawn(move || {
+            for stream in listener.incoming().flatten() {
+                let mut reader = BufReader::new(stream.try_clone().unwrap());
+                let mut line = String::new();
+                while reader.read_line(&mut line).is_ok_and(|n| n > 2) {
+                    line.clear();
+                }
+                let mut stream = stream;
+                let _ = stream.write_all(answer.as_bytes());
+            }
+        });
+        port
+    }
+
+    fn http_json(body: &Value) -> String {
+        let body = body.to_string();
+        format!(
+            "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+            body.len()
+        )
+    }
+
+    fn descriptor(dir: &Path, id: &str, port: u16) -> std::path::PathBuf {
+        let mut doc = fixture("positive/service-descriptor-systemd.json");
+        doc["id"] = id.into();
+        doc["origin"] = format!("http://127.0.0.1:{port}").into();
+        let path = dir.join(format!("{id}.default.json"));
+        std::fs::write(&path, doc.to_string()).unwrap();
+        path
+    }
+
+    #[test]
+    fn probes_ready_degraded_foreign_down_redirect_and_invalid() {
+        let dir = std::env::temp_dir().join(format!("fc-services-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let mut answer = fixture("positive/service-well-known-capabilities.json");
+        answer["service"]["id"] = "example-agent".into();
+        let degraded = serve(http_json(&answer));
+        let mut ready_answer = answer.clone();
+        ready_answer["status"] = "ready".into();
+        ready_answer["degraded"] = serde_json::json!([]);
+        let ready = serve(http_json(&ready_answer));
+        let redirect = serve(
+            "HTTP/1.1 302 Found\r\nLocation: http://127.0.0.1:1/\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+                .into(),
+        );
+        let closed = TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+
+        let v = inspect(&descriptor(&dir, "example-agent", degraded));
+        assert_eq!(v.state, "degraded", "{}", v.detail);
+        assert_eq!(v.degraded.len(), 1);
+        assert_eq!(
+            inspect(&descriptor(&dir, "example-agent", ready)).state,
+            "ready"
+        );
+        assert_eq!(
+            inspect(&descriptor(&dir, "other-agent", ready)).state,
+            "foreign"
+        );
+        assert_eq!(
+            inspect(&descriptor(&dir, "gone-agent", closed)).state,
+            "down"
+        );
+        assert_eq!(
+            inspect(&descriptor(&dir, "moved-agent", redirect)).state,
+            "down"
+        );
+        std::fs::write(
+            dir.join("bad.default.json"),
+            "{\"protocol\":\"fabric-service/0.1\"}",
+        )
+        .unwrap();
+        assert_eq!(inspect(&dir.join("bad.default.json")).state, "invalid");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}

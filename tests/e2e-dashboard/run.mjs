@@ -1,0 +1,422 @@
+// End-to-end test of the dashboard through the real webview: tauri-driver + WebKitWebDriver
+// under Xvfb, `fabric-companion` started in a temporary HOME against the Fabric stand-in, a
+// live session created by running the real hooks. Builds nothing: it expects the binaries in
+// $FABRIC_E2E_BIN_DIR (default target/debug). Screenshots go to
+// ${FABRIC_E2E_SHOTS:-target/e2e-shots/dashboard}. Every process it starts is stopped.
+
+import { spawn, spawnSync } from 'node:child_process';
+import crypto from 'node:crypto';
+import fs from 'node:fs';
+import http from 'node:http';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+const binDir = path.resolve(repo, process.env.FABRIC_E2E_BIN_DIR ?? 'target/debug');
+const APP = path.join(binDir, 'fabric-companion');
+const SESSION_BIN = path.join(binDir, 'fabric-session');
+const FAKE = path.join(binDir, 'fabric-fake');
+const shots = path.resolve(repo, process.env.FABRIC_E2E_SHOTS ?? 'target/e2e-shots/dashboard');
+const TAURI_DRIVER = process.env.TAURI_DRIVER ?? findOnPath('tauri-driver') ?? path.join(os.homedir(), '.cargo/bin/tauri-driver');
+const SLOW = Number(process.env.FABRIC_E2E_TIMEOUT_SECS ?? 90) * 1000;
+
+const children = [];
+const results = [];
+let home;
+let failed = false;
+
+function findOnPath(name) {
+  for (const dir of (process.env.PATH ?? '').split(':')) {
+    const p = path.join(dir, name);
+    if (dir && fs.existsSync(p)) return p;
+  }
+  return null;
+}
+
+function log(msg) {
+  console.log(`[e2e] ${msg}`);
+}
+
+function check(name, ok, detail = '') {
+  results.push({ name, ok });
+  console.log(`${ok ? 'ok' : 'FAIL'} - ${name}${detail ? ` (${detail})` : ''}`);
+  if (!ok) failed = true;
+  return ok;
+}
+
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+async function waitFor(what, fn, limit = SLOW) {
+  const start = Date.now();
+  let last;
+  while (Date.now() - start < limit) {
+    try {
+      last = await fn();
+      if (last) return last;
+    } catch (e) {
+      last = e;
+    }
+    await sleep(300);
+  }
+  throw new Error(`gave up waiting for ${what}${last instanceof Error ? `: ${last.message}` : ''}`);
+}
+
+function freePort() {
+  return new Promise((resolve, reject) => {
+    const srv = net.createServer();
+    srv.on('error', reject);
+    srv.listen(0, '127.0.0.1', () => {
+      const { port } = srv.address();
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
+function start(cmd, args, opts = {}) {
+  const child = spawn(cmd, args, { detached: true, stdio: ['ignore', 'pipe', 'pipe'], ...opts });
+  const out = fs.createWriteStream(path.join(home, `${path.basename(cmd)}-${child.pid}.log`));
+  child.stdout?.pipe(out);
+  child.stderr?.pipe(out);
+  children.push(child);
+  return child;
+}
+
+function stopAll() {
+  for (const child of children.reverse()) {
+    if (child.exitCode !== null || child.signalCode !== null) continue;
+    try {
+      process.kill(-child.pid, 'SIGTERM');
+    } catch {}
+  }
+}
+
+async function killAll() {
+  stopAll();
+  await sleep(1000);
+  for (const child of children) {
+    if (child.exitCode !== null || child.signalCode !== null) continue;
+    try {
+      process.kill(-child.pid, 'SIGKILL');
+    } catch {}
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The temporary HOME, Fabric stand-in and a live session made by the real hooks.
+
+function env(extra = {}) {
+  return {
+    PATH: process.env.PATH,
+    HOME: home,
+    XDG_CACHE_HOME: path.join(home, '.cache'),
+    XDG_DATA_HOME: path.join(home, '.local/share'),
+    XDG_CONFIG_HOME: path.join(home, '.config'),
+    XDG_RUNTIME_DIR: path.join(home, 'run'),
+    FABRIC_MCP: FAKE,
+    FABRIC_FAKE_STATE: path.join(home, 'fabric-state'),
+    LANG: 'C.UTF-8',
+    ...extra,
+  };
+}
+
+function write(file, text) {
+  fs.mkdirSync(path.dirname(file), { recursive: true });
+  fs.writeFileSync(file, text);
+}
+
+function sh(cmd, args, opts = {}) {
+  const r = spawnSync(cmd, args, { encoding: 'utf8', ...opts });
+  if (r.status !== 0) throw new Error(`${cmd} ${args.join(' ')} failed: ${r.stderr}`);
+  return r.stdout;
+}
+
+function payload(session, event, project) {
+  return JSON.stringify({
+    session_id: session,
+    transcript_path: path.join(home, 't.jsonl'),
+    cwd: project,
+    hook_event_name: event,
+    source: 'startup',
+    model: 'o4',
+    permission_mode: 'default',
+  });
+}
+
+/** A long-lived "host" (sh, then sleep) that runs hooks for `session`: the hooks' parent. */
+function hostRunning(session, events, project) {
+  const script = events
+    .map(([hook, event], i) => {
+      const file = path.join(home, `payload-${session}-${i}.json`);
+      write(file, payload(session, event, project));
+      return `"$0" hook ${hook} --host codex < "${file}" > /dev/null`;
+    })
+    .join('; ');
+  return start('/bin/sh', ['-c', `${script}; exec sleep 900`, SESSION_BIN], { env: env(), cwd: project });
+}
+
+function setupHome() {
+  home = fs.mkdtempSync(path.join(os.tmpdir(), 'fabric-e2e-dashboard-'));
+  fs.mkdirSync(path.join(home, 'run'), { mode: 0o700 });
+  fs.mkdirSync(path.join(home, 'fabric-state'));
+  fs.writeFileSync(path.join(home, 'fabric-state/unread'), '3');
+  const fabricDir = path.join(home, '.local/share/passioncode-fabric');
+  sh(FAKE, ['hub', '--fabric-dir', fabricDir, '--feature', 'session-hooks/1', '--pid', String(process.pid)]);
+  write(path.join(home, '.codex/config.toml'), 'model = "o4"\n\n[mcp_servers.fabric]\ncommand = "fabric-mcp"\nargs = ["--runner", "codex"]\n');
+  write(path.join(home, '.codex/hooks.json'), USER_HOOKS);
+  // A project that is a git repository with a change, so the last turn has numbers.
+  const project = path.join(home, 'work/proj-analytics');
+  fs.mkdirSync(project, { recursive: true });
+  const git = (...args) => sh('git', ['-c', 'user.name=t', '-c', 'user.email=t@t', '-c', 'commit.gpgsign=false', ...args], { cwd: project, env: env() });
+  git('init', '-q');
+  write(path.join(project, 'a.txt'), 'one\ntwo\n');
+  git('add', 'a.txt');
+  git('commit', '-q', '-m', 'first');
+  write(path.join(project, 'a.txt'), 'one\nTWO\nthree\n');
+  write(path.join(project, 'new.txt'), 'fresh\n');
+  return { fabricDir, project };
+}
+
+const USER_HOOKS = '{\n  "hooks": {\n    "SessionStart": [\n      {"matcher": "startup", "hooks": [{"type": "command", "command": "echo user-hook", "timeout": 3}]}\n    ]\n  }\n}\n';
+
+/** A service that answers the contract's well-known probe (so one shows `ready`). */
+async function serviceUp(fabricDir) {
+  const port = await freePort();
+  // The contract's own positive fixture, answering as ready.
+  const fixture = JSON.parse(fs.readFileSync(path.join(repo, 'tests/fabric-contract/fixtures/positive/service-well-known-capabilities.json'), 'utf8'));
+  const answer = JSON.stringify({ ...fixture, status: 'ready', degraded: [] });
+  const server = http.createServer((req, res) => {
+    if (req.url === '/.well-known/fabric-service') res.writeHead(200, { 'content-type': 'application/json' }).end(answer);
+    else res.writeHead(404).end();
+  });
+  await new Promise((r) => server.listen(port, '127.0.0.1', r));
+  const dir = path.join(fabricDir, 'services');
+  sh(FAKE, ['service', '--dir', dir, '--id', 'example-agent', '--instance', 'default', '--origin', `http://127.0.0.1:${port}`, '--name', 'Example Agent']);
+  const gone = await freePort();
+  sh(FAKE, ['service', '--dir', dir, '--id', 'gone-agent', '--instance', 'default', '--origin', `http://127.0.0.1:${gone}`, '--name', 'Gone Agent']);
+  return server;
+}
+
+// ---------------------------------------------------------------------------------------------
+// WebDriver over plain fetch.
+
+const ELEMENT = 'element-6066-11e4-a52f-4a4e5c0c3a9a';
+let driverUrl;
+let sid;
+
+async function wd(method, url, body) {
+  const res = await fetch(`${driverUrl}${url}`, {
+    method,
+    headers: { 'content-type': 'application/json' },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const json = await res.json().catch(() => ({}));
+  if (!res.ok) throw new Error(`${method} ${url}: ${res.status} ${JSON.stringify(json.value ?? json).slice(0, 300)}`);
+  return json.value;
+}
+
+const js = (script, ...args) => wd('POST', `/session/${sid}/execute/sync`, { script, args });
+async function find(css) {
+  const found = await wd('POST', `/session/${sid}/element`, { using: 'css selector', value: css });
+  const id = found?.[ELEMENT] ?? (found && Object.values(found)[0]);
+  if (!id) throw new Error(`no element for ${css}: ${JSON.stringify(found)}`);
+  return id;
+}
+const click = async (css) => wd('POST', `/session/${sid}/element/${await find(css)}/click`, {});
+const text = (css) => js('const e = document.querySelector(arguments[0]); return e ? e.textContent : null;', css);
+
+async function shot(name) {
+  // Let WebKit paint what the checks just read.
+  await js('return new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(() => r(true))))').catch(() => {});
+  await sleep(400);
+  const png = await wd('GET', `/session/${sid}/screenshot`);
+  fs.writeFileSync(path.join(shots, `${name}.png`), Buffer.from(png, 'base64'));
+  log(`screenshot ${path.join(shots, `${name}.png`)}`);
+}
+
+function appPids() {
+  const pids = [];
+  for (const name of fs.readdirSync('/proc')) {
+    if (!/^\d+$/.test(name)) continue;
+    try {
+      if (fs.readlinkSync(`/proc/${name}/exe`) !== APP) continue;
+      const state = fs.readFileSync(`/proc/${name}/stat`, 'utf8').split(') ')[1]?.[0];
+      const environ = fs.readFileSync(`/proc/${name}/environ`, 'utf8');
+      if (state !== 'Z' && environ.includes(`HOME=${home}\0`)) pids.push(Number(name));
+    } catch {}
+  }
+  return pids;
+}
+
+// ---------------------------------------------------------------------------------------------
+
+async function main() {
+  for (const [what, file] of [['fabric-companion', APP], ['fabric-session', SESSION_BIN], ['fabric-fake', FAKE], ['tauri-driver', TAURI_DRIVER]]) {
+    if (!fs.existsSync(file)) throw new Error(`${what} not found at ${file}: build it first (see the README)`);
+  }
+  fs.mkdirSync(shots, { recursive: true });
+  const { fabricDir, project } = setupHome();
+  log(`temporary HOME ${home}`);
+  const service = await serviceUp(fabricDir);
+
+  // The session: session-start then a Stop (the detached worker writes board.json).
+  hostRunning('e2e-codex-1', [['session-start', 'SessionStart'], ['stop', 'Stop']], project);
+  const board = path.join(home, '.cache/fabric-companion/sessions/e2e-codex-1/board.json');
+  await waitFor('the worker to write board.json', () => fs.existsSync(board) && JSON.parse(fs.readFileSync(board, 'utf8')).unread === 3);
+  log('session e2e-codex-1 is live with 3 unread');
+
+  // Xvfb on a free display.
+  let display = 90;
+  while (fs.existsSync(`/tmp/.X11-unix/X${display}`) || fs.existsSync(`/tmp/.X${display}-lock`)) display++;
+  start('Xvfb', [`:${display}`, '-screen', '0', '1280x900x24', '-nolisten', 'tcp']);
+  await waitFor('Xvfb', () => fs.existsSync(`/tmp/.X11-unix/X${display}`), 30000);
+
+  const port = await freePort();
+  const nativePort = await freePort();
+  driverUrl = `http://127.0.0.1:${port}`;
+  start(TAURI_DRIVER, ['--port', String(port), '--native-port', String(nativePort)], {
+    env: env({
+      DISPLAY: `:${display}`,
+      TAURI_WEBVIEW_AUTOMATION: 'true',
+      FABRIC_COMPANION_NO_TRAY: '1',
+      FABRIC_SESSION_BIN: SESSION_BIN,
+      DBUS_SESSION_BUS_ADDRESS: process.env.DBUS_SESSION_BUS_ADDRESS ?? '',
+      GDK_BACKEND: 'x11',
+      NO_AT_BRIDGE: '1',
+    }),
+  });
+  await waitFor('tauri-driver', () => fetch(`${driverUrl}/status`).then((r) => r.ok), 30000);
+  const session = await waitFor(
+    'a WebDriver session',
+    () => wd('POST', '/session', { capabilities: { alwaysMatch: { 'tauri:options': { application: APP } } } }),
+    SLOW,
+  );
+  sid = session.sessionId;
+  log(`WebDriver session ${sid}`);
+  await wd('POST', `/session/${sid}/window/rect`, { width: 1180, height: 820 }).catch(() => {});
+  await waitFor('the dashboard to load', () => js('return document.body.dataset.ready === "true"'));
+
+  // Overview.
+  await waitFor('the session row', () => text('[data-session="e2e-codex-1"] [data-col="unread"]'));
+  check('Overview lists the stand-in session with its unread count', (await text('[data-session="e2e-codex-1"] [data-col="unread"]')) === '3 unread');
+  check('Overview shows the project', (await text('[data-session="e2e-codex-1"] [data-col="project"]')) === 'proj-analytics');
+  check('Overview shows Fabric running', /running/.test(await text('#fabric-h')));
+  check('Overview shows the session hooks active', /active/.test(await text('#hooks-h')));
+  await waitFor('turn numbers', () => js('return /files?, \\+/.test(document.querySelector(\'[data-session="e2e-codex-1"] [data-col="last-turn"]\').textContent)'), 20000).then(
+    () => check('Overview shows the last turn\'s changes', true),
+    () => check('Overview shows the last turn\'s changes', false),
+  );
+  await shot('1-overview');
+
+  // Hooks: install Codex's hooks through plan → confirm → apply.
+  await click('#tab-hooks');
+  await click('[data-host="codex"] [data-action="install"]');
+  await waitFor('the plan', () => text('[data-fact="diff"]'));
+  const before = fs.readFileSync(path.join(home, '.codex/hooks.json'), 'utf8');
+  check('the plan shows the current digest', (await text('[data-fact="plan-digest"]')).includes(crypto.createHash('sha256').update(before).digest('hex')));
+  check('nothing is written before confirming', before === USER_HOOKS);
+  await shot('2-hooks-plan');
+  await click('[data-action="confirm"]');
+  await waitFor('the install result', () => text('[data-fact="applied"]'));
+  const written = fs.readFileSync(path.join(home, '.codex/hooks.json'), 'utf8');
+  const backups = fs.readdirSync(path.join(home, '.codex')).filter((f) => f.startsWith('hooks.json') && f !== 'hooks.json');
+  check('a backup of hooks.json was made', backups.length === 1 && fs.readFileSync(path.join(home, '.codex', backups[0]), 'utf8') === USER_HOOKS, backups.join(','));
+  check('hooks.json now runs fabric-session and keeps the user hook', written.includes(SESSION_BIN) && written.includes('echo user-hook'));
+  // The command line, on a copy of the same file, must write the same bytes.
+  const cliHome = fs.mkdtempSync(path.join(os.tmpdir(), 'fabric-e2e-cli-'));
+  write(path.join(cliHome, '.codex/hooks.json'), USER_HOOKS);
+  const cliEnv = { PATH: process.env.PATH, HOME: cliHome, XDG_CACHE_HOME: path.join(cliHome, '.cache'), XDG_DATA_HOME: path.join(cliHome, '.local/share'), XDG_CONFIG_HOME: path.join(cliHome, '.config') };
+  const digest = crypto.createHash('sha256').update(USER_HOOKS).digest('hex');
+  sh(SESSION_BIN, ['install-host-hooks', '--host', 'codex', '--script', SESSION_BIN, '--apply', '--expect-sha256', digest], { env: cliEnv });
+  check('the dashboard wrote hooks.json exactly as the command line does', fs.readFileSync(path.join(cliHome, '.codex/hooks.json'), 'utf8') === written);
+  fs.rmSync(cliHome, { recursive: true, force: true });
+  await waitFor('the Codex card to say installed', () => js('return /installed/.test(document.querySelector(\'[data-host="codex"] [data-fact="hook-state"]\').textContent)'), 20000).then(
+    () => check('the Hooks view updates live to installed', true),
+    () => check('the Hooks view updates live to installed', false),
+  );
+  await shot('3-hooks-installed');
+
+  // A file that changes between the plan and the confirmation is refused and left untouched.
+  await click('[data-host="codex"] [data-action="remove"]');
+  await waitFor('the removal plan', () => text('[data-fact="diff"]'));
+  const hooksFile = path.join(home, '.codex/hooks.json');
+  const edited = fs.readFileSync(hooksFile, 'utf8') + '\n';
+  fs.writeFileSync(hooksFile, edited);
+  await click('[data-action="confirm"]');
+  await waitFor('the refusal', () => text('[data-fact="refusal"]'));
+  check('a file changed since the plan is refused in plain words', /changed since the dry run/.test(await text('[data-fact="refusal"]')));
+  check('the refused file is untouched', fs.readFileSync(hooksFile, 'utf8') === edited);
+  await shot('3b-hooks-refused');
+
+  // Log: a hook event that happens while the view is open.
+  await click('#tab-log');
+  await waitFor('log rows', () => js('return document.querySelectorAll("#log tbody tr").length > 0'));
+  const rowsBefore = await js('return document.querySelectorAll("#log tbody tr").length');
+  hostRunning('e2e-codex-live', [['session-start', 'SessionStart']], project);
+  const seen = await waitFor('the new hook line in the Log view', () => js('return [...document.querySelectorAll("#log tbody tr")].some(r => r.textContent.includes("e2e-codex-live"))'), SLOW).catch(() => false);
+  check('the Log view shows a hook event that happened while it was open', Boolean(seen));
+  check('the Log view appended (not replaced) lines', (await js('return document.querySelectorAll("#log tbody tr").length')) > rowsBefore);
+  await shot('4-log');
+  // Filter by session.
+  await js('const s = document.getElementById("log-session"); s.value = "e2e-codex-live"; s.dispatchEvent(new Event("change"));');
+  await sleep(300);
+  check('the Log view filters by session', await js('const rows=[...document.querySelectorAll("#log tbody tr")]; return rows.length > 0 && rows.every(r => r.textContent.includes("e2e-codex-live"))'));
+
+  // Services.
+  await click('#tab-services');
+  await waitFor('service rows', () => js('return document.querySelectorAll("#services [data-col=state] .badge").length === 2'));
+  const states = await js('return [...document.querySelectorAll("#services tr[data-service]")].map(r => r.dataset.service + "=" + r.querySelector("[data-col=state] .badge").textContent)');
+  check('Services probes one ready and one down', states.includes('example-agent.default.json=ready') && states.includes('gone-agent.default.json=down'), states.join(' '));
+  await shot('5-services');
+
+  // Settings: written atomically to the one settings file.
+  await click('#tab-settings');
+  const interval = await find('#set-interval');
+  await wd('POST', `/session/${sid}/element/${interval}/clear`, {});
+  await wd('POST', `/session/${sid}/element/${interval}/value`, { text: '90' });
+  await click('#settings-save');
+  await waitFor('the save', () => text('#settings-message').then((t) => t?.startsWith('Saved')));
+  const settingsFile = path.join(home, '.config/fabric-companion/settings.json');
+  check('Settings writes the settings file', fs.existsSync(settingsFile) && JSON.parse(fs.readFileSync(settingsFile, 'utf8')).watchIntervalSecs === 90);
+  await shot('6-settings');
+  await click('#tab-overview');
+  await waitFor('the second session in the Overview', () => text('[data-session="e2e-codex-live"] [data-col="project"]'), 20000).catch(() => null);
+  await shot('7-overview-two-sessions');
+
+  // One instance only: a second start hands over to the first and exits.
+  const pids = appPids();
+  check('the dashboard process is found', pids.length === 1, pids.join(','));
+  const second = start(APP, [], { env: env({ DISPLAY: `:${display}`, FABRIC_COMPANION_NO_TRAY: '1', NO_AT_BRIDGE: '1', DBUS_SESSION_BUS_ADDRESS: process.env.DBUS_SESSION_BUS_ADDRESS ?? '' }) });
+  const secondExited = await waitFor('the second instance to exit', () => second.exitCode !== null || second.signalCode !== null, 30000).catch(() => false);
+  check('a second start exits and leaves the first running', Boolean(secondExited) && appPids().join() === pids.join(), `exit ${second.exitCode} signal ${second.signalCode}`);
+
+  // The memory rule: closing the window ends the process.
+  await wd('DELETE', `/session/${sid}/window`).catch(() => {});
+  const exited = await waitFor('the app to exit after its window closed', () => appPids().length === 0, 30000).catch(() => false);
+  check('the dashboard exits when its window closes', Boolean(exited));
+  await wd('DELETE', `/session/${sid}`).catch(() => {});
+  sid = null;
+  service.close();
+}
+
+let code = 0;
+try {
+  await main();
+} catch (e) {
+  console.error(`[e2e] error: ${e.stack ?? e}`);
+  failed = true;
+} finally {
+  if (sid) await wd('DELETE', `/session/${sid}`).catch(() => {});
+  await killAll();
+  const passed = results.filter((r) => r.ok).length;
+  console.log(`[e2e] ${passed}/${results.length} checks passed${failed ? ', FAILED' : ''}`);
+  console.log(`dashboard: ${passed} passed, ${results.length - passed} failed`);
+  if (failed || results.length === 0) {
+    code = 1;
+    console.log(`[e2e] logs kept in ${home}`);
+  } else if (home) {
+    fs.rmSync(home, { recursive: true, force: true });
+  }
+}
+process.exit(code);

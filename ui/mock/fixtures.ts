@@ -1,0 +1,120 @@
+// Facts the mocked IPC serves, for the unit and browser tests.
+
+import type { LogLine, PlanView, ServicesView, SettingsView, StatusView } from '../src/types';
+
+export function statusFixture(): StatusView {
+  return {
+    status: {
+      schema: 'fabric-session-status/1',
+      fabric: {
+        state: 'running',
+        origin: 'http://127.0.0.1:47070',
+        pid: 4242,
+        startedAt: '2026-10-01T09:00:00Z',
+        features: ['session-hooks/1'],
+        hubJson: '/home/ada/.local/share/passioncode-fabric/hub.json',
+      },
+      sessionHooks: 'active',
+      hosts: [
+        { host: 'claude', name: 'Claude Code', fabricRegistered: true, scopes: ['user'], hooks: { state: 'installed', commandPath: '/home/ada/.local/share/fabric-companion/bin/fabric-session', description: 'installed' } },
+        { host: 'codex', name: 'Codex', fabricRegistered: true, scopes: ['user'], hooks: { state: 'not-installed', description: 'not installed' } },
+        { host: 'kimi', name: 'Kimi Code', fabricRegistered: false, scopes: [], hooks: { state: 'stale', commandPath: '/gone/fabric-session', description: 'installed, but /gone/fabric-session does not exist' } },
+      ],
+      services: { dir: '/home/ada/.local/share/passioncode-fabric/services', descriptors: 2, local: 2 },
+      log: { path: '/home/ada/.cache/fabric-companion/hooks.log', rotated: '/home/ada/.cache/fabric-companion/hooks.log.1' },
+      sessions: [
+        {
+          id: 'sess-analytics-1',
+          host: 'codex',
+          project: 'proj-analytics',
+          startedAt: '2026-10-01T09:05:00Z',
+          hostPid: 900,
+          inTurn: false,
+          lastTurn: { seq: 3, at: '2026-10-01T09:30:00Z' },
+          board: { unread: 2, state: 'ready', observedAt: '2026-10-01T09:30:02Z' },
+        },
+        {
+          id: 'sess-web-2',
+          host: 'claude',
+          project: 'web-shop',
+          startedAt: '2026-10-01T10:00:00Z',
+          hostPid: 901,
+          inTurn: true,
+          board: null,
+        },
+      ],
+    },
+    turnChanges: { 'sess-analytics-1': { filesChanged: 4, linesAdded: 120, linesRemoved: 7 } },
+    hookFiles: [
+      { host: 'claude', file: '/home/ada/.claude/settings.json' },
+      { host: 'codex', file: '/home/ada/.codex/hooks.json' },
+      { host: 'kimi', file: '/home/ada/.kimi-code/config.toml' },
+    ],
+    trayRunning: true,
+  };
+}
+
+export function planFixture(): PlanView {
+  return {
+    plan: {
+      host: 'codex',
+      operation: 'install',
+      file: '/home/ada/.codex/hooks.json',
+      exists: true,
+      sha256: 'aa11bb22cc33dd44ee55ff6600112233445566778899aabbccddeeff00112233',
+      digest: 'aa11bb22cc33dd44ee55ff6600112233445566778899aabbccddeeff00112233',
+      action: { kind: 'install' },
+      add: [{ event: 'SessionStart', matcher: 'startup|resume', command: '/opt/fabric-session hook codex session-start', timeout: 5 }],
+      remove: [],
+      add_text: '{"SessionStart": [{"matcher": "startup|resume", "hooks": [...]}]}',
+      remove_text: '',
+      program: '/opt/fabric-session',
+      apply_command: 'fabric-session install codex --apply --expect-sha256 aa11…',
+      warnings: [],
+      notes: ['Codex runs a new or changed hook only after you trust it in /hooks.'],
+    },
+    diff: ' {\n-  "hooks": {}\n+  "hooks": {\n+    "SessionStart": []\n+  }\n }',
+    changes: true,
+  };
+}
+
+export function logLine(i: number, over: Partial<LogLine> = {}): LogLine {
+  const base: LogLine = {
+    file: 'hooks.log',
+    time: `2026-10-01T09:${String(i % 60).padStart(2, '0')}:00Z`,
+    event: i % 3 === 0 ? 'stop' : 'session-start',
+    host: 'codex',
+    session: i % 2 === 0 ? 'sess-analytics-1' : 'sess-web-2',
+    outcome: i % 5 === 0 ? 'refused' : 'ok',
+    code: i % 5 === 0 ? 'fabric-down' : null,
+    detail: `n=${i}`,
+    raw: '',
+  };
+  const line = { ...base, ...over };
+  line.raw = `${line.time} ${line.event} ${line.host} ${line.session ?? '-'} ${line.outcome === 'refused' ? `refused ${line.code}` : line.outcome} ${line.detail}`;
+  return line;
+}
+
+export function servicesFixture(): ServicesView {
+  const base = { placement: 'local', manager: 'none', reported: null, version: null, degraded: [] as string[] };
+  return {
+    dir: '/home/ada/.local/share/passioncode-fabric/services',
+    services: [
+      { ...base, file: 'example-agent.default.json', id: 'example-agent', instance: 'default', name: 'Example Agent', origin: 'http://127.0.0.1:47195', state: 'ready', detail: 'Ready.', reported: 'ready', version: '0.2.0' },
+      { ...base, file: 'mail-bot.default.json', id: 'mail-bot', instance: 'default', name: 'Mail Bot', origin: 'http://127.0.0.1:47196', state: 'degraded', detail: 'Running, with problems.', reported: 'degraded', degraded: ['llm: No model key'] },
+      { ...base, file: 'gone.default.json', id: 'gone', instance: 'default', name: 'Gone Service', origin: 'http://127.0.0.1:47197', state: 'down', detail: 'No answer at http://127.0.0.1:47197 (connection refused).' },
+      { ...base, file: 'broken.json', id: null, instance: null, name: null, origin: null, state: 'invalid', detail: 'The descriptor does not follow fabric-service/0.1: "id" is a required property' },
+    ],
+  };
+}
+
+export function settingsFixture(): SettingsView {
+  return {
+    path: '/home/ada/.config/fabric-companion/settings.json',
+    form: { watchIntervalSecs: 60, notifications: true, quietStart: '22:00', quietEnd: '07:30', launchAtLogin: false },
+    notificationsPausedUntil: null,
+    minIntervalSecs: 10,
+    autostartFile: '/home/ada/.config/autostart/fabric-tray.desktop',
+    autostartPresent: false,
+  };
+}

@@ -1,0 +1,68 @@
+// The built UI with Tauri's IPC mocked, for the browser tests. `window.__fabricMock` holds the
+// facts each command answers, records every call, and can push events as the Rust side would.
+
+import { mockIPC, mockWindows } from '@tauri-apps/api/mocks';
+import { emit } from '@tauri-apps/api/event';
+import { logLine, planFixture, servicesFixture, settingsFixture, statusFixture } from './fixtures';
+import type { InvokeArgs } from '@tauri-apps/api/core';
+
+interface MockState {
+  status: ReturnType<typeof statusFixture>;
+  plan: ReturnType<typeof planFixture>;
+  services: ReturnType<typeof servicesFixture>;
+  settings: ReturnType<typeof settingsFixture>;
+  logLines: ReturnType<typeof logLine>[];
+  applyError: string | null;
+  calls: Array<{ cmd: string; args: unknown }>;
+  emit: (event: string, payload: unknown) => Promise<void>;
+  logLine: typeof logLine;
+}
+
+const count = Number(new URLSearchParams(location.search).get('lines') ?? '40');
+const state: MockState = {
+  status: statusFixture(),
+  plan: planFixture(),
+  services: servicesFixture(),
+  settings: settingsFixture(),
+  logLines: Array.from({ length: count }, (_, i) => logLine(i)),
+  applyError: null,
+  calls: [],
+  emit: (event, payload) => emit(event, payload),
+  logLine,
+};
+(window as unknown as { __fabricMock: MockState }).__fabricMock = state;
+
+mockWindows('main');
+mockIPC(
+  (cmd: string, args?: InvokeArgs) => {
+    if (!cmd.startsWith('plugin:')) state.calls.push({ cmd, args });
+    switch (cmd) {
+      case 'get_status':
+        return state.status;
+      case 'plan_hooks':
+        return state.plan;
+      case 'apply_hooks':
+        if (state.applyError) throw state.applyError;
+        return { file: state.plan.plan.file, backup: `${state.plan.plan.file}.bak-20261001T090000Z`, changed: true, sha256: 'ff'.repeat(32), plan: state.plan.plan };
+      case 'read_log':
+        return { path: state.status.status.log.path, rotated: state.status.status.log.rotated, lines: state.logLines };
+      case 'list_services':
+        return state.services;
+      case 'get_settings':
+        return state.settings;
+      case 'save_settings': {
+        const form = (args as { form: MockState['settings']['form'] }).form;
+        if (form.watchIntervalSecs < 10) throw 'the watch interval must be between 10 seconds and 24 hours';
+        state.settings = { ...state.settings, form };
+        return state.settings;
+      }
+      case 'send_test_notification':
+        return { requested: true, trayRunning: true };
+      default:
+        return undefined;
+    }
+  },
+  { shouldMockEvents: true },
+);
+
+await import('../src/main');

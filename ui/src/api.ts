@@ -1,0 +1,43 @@
+// The only module that talks to the Rust side: typed wrappers over `invoke` and `listen`.
+
+import { invoke } from '@tauri-apps/api/core';
+import { listen, type UnlistenFn } from '@tauri-apps/api/event';
+import type {
+  Applied,
+  LogSnapshot,
+  LogUpdate,
+  Operation,
+  PlanView,
+  ServicesView,
+  SettingsForm,
+  SettingsView,
+  StateChanged,
+  StatusView,
+  TestNotification,
+} from './types';
+
+export const api = {
+  getStatus: (): Promise<StatusView> => invoke('get_status'),
+  planHooks: (host: string, operation: Operation): Promise<PlanView> =>
+    invoke('plan_hooks', { host, operation }),
+  applyHooks: (host: string, operation: Operation, expectedSha256: string): Promise<Applied> =>
+    invoke('apply_hooks', { host, operation, expectedSha256 }),
+  readLog: (): Promise<LogSnapshot> => invoke('read_log'),
+  listServices: (): Promise<ServicesView> => invoke('list_services'),
+  getSettings: (): Promise<SettingsView> => invoke('get_settings'),
+  saveSettings: (form: SettingsForm): Promise<SettingsView> => invoke('save_settings', { form }),
+  sendTestNotification: (): Promise<TestNotification> => invoke('send_test_notification'),
+  onStateChanged: (handler: (e: StateChanged) => void): Promise<UnlistenFn> =>
+    listen<StateChanged>('state-changed', (event) => handler(event.payload)),
+  onLogAppended: (handler: (e: LogUpdate) => void): Promise<UnlistenFn> =>
+    listen<LogUpdate>('log-appended', (event) => handler(event.payload)),
+};
+
+export type Api = typeof api;
+
+/** An error from a command, in plain words. */
+export function errorText(error: unknown): string {
+  if (typeof error === 'string') return error;
+  if (error instanceof Error) return error.message;
+  return String(error);
+}

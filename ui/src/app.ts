@@ -1,0 +1,97 @@
+// The app shell: a keyboard-navigable tab list over the five views, data loaded through
+// `api`, and live updates from the Rust side's events (the page never polls).
+
+import { errorText, type Api } from './api';
+import { h } from './dom';
+import { HooksView } from './views/hooks';
+import { LogView } from './views/log';
+import { renderOverview } from './views/overview';
+import { renderServices } from './views/services';
+import { SettingsView } from './views/settings';
+
+export const VIEWS = ['overview', 'hooks', 'log', 'services', 'settings'] as const;
+export type ViewName = (typeof VIEWS)[number];
+const LABELS: Record<ViewName, string> = {
+  overview: 'Overview',
+  hooks: 'Hooks',
+  log: 'Log',
+  services: 'Services',
+  settings: 'Settings',
+};
+
+export interface App {
+  show(view: ViewName): void;
+  ready: Promise<void>;
+}
+
+export function startApp(root: HTMLElement, api: Api): App {
+  const tabs = VIEWS.map((v) =>
+    h('button', { type: 'button', role: 'tab', id: `tab-${v}`, 'aria-controls': `view-${v}`, 'aria-selected': 'false', tabindex: -1 }, LABELS[v]),
+  );
+  const panels = VIEWS.map((v) => h('section', { role: 'tabpanel', id: `view-${v}`, 'aria-labelledby': `tab-${v}`, tabindex: 0, hidden: true }));
+  const errorBar = h('p', { id: 'error', role: 'alert', hidden: true });
+  root.replaceChildren(
+    h('nav', { 'aria-label': 'Views' }, h('span', { class: 'brand' }, 'Fabric Companion'), h('div', { role: 'tablist', 'aria-label': 'Views' }, ...tabs)),
+    h('main', {}, errorBar, ...panels),
+  );
+  const panel = (v: ViewName) => panels[VIEWS.indexOf(v)]!;
+
+  const show = (view: ViewName) => {
+    VIEWS.forEach((v, i) => {
+      const selected = v === view;
+      tabs[i]!.setAttribute('aria-selected', String(selected));
+      tabs[i]!.tabIndex = selected ? 0 : -1;
+      panels[i]!.hidden = !selected;
+    });
+    document.title = `${LABELS[view]} · Fabric Companion`;
+  };
+  tabs.forEach((tab, i) => {
+    tab.addEventListener('click', () => show(VIEWS[i]!));
+    tab.addEventListener('keydown', (event) => {
+      const moves: Record<string, number> = { ArrowRight: i + 1, ArrowLeft: i - 1, Home: 0, End: VIEWS.length - 1 };
+      const to = moves[event.key];
+      if (to === undefined) return;
+      event.preventDefault();
+      const next = (to + VIEWS.length) % VIEWS.length;
+      show(VIEWS[next]!);
+      tabs[next]!.focus();
+    });
+  });
+  show('overview');
+
+  const fail = (what: string) => (error: unknown) => {
+    errorBar.hidden = false;
+    errorBar.textContent = `Could not read ${what}: ${errorText(error)}`;
+  };
+  const hooks = new HooksView(panel('hooks'), api);
+  hooks.bind();
+  const log = new LogView(panel('log'));
+  const settings = new SettingsView(panel('settings'), api);
+
+  const loadStatus = () =>
+    api.getStatus().then((view) => {
+      renderOverview(panel('overview'), view);
+      hooks.update(view);
+    }, fail('the status'));
+  const loadServices = () => api.listServices().then((view) => renderServices(panel('services'), view), fail('the services'));
+  const loadSettings = () => api.getSettings().then((view) => settings.update(view), fail('the settings'));
+
+  const ready = (async () => {
+    await Promise.all([
+      api.onStateChanged((event) => {
+        if (event.kinds.includes('status')) void loadStatus();
+        if (event.kinds.includes('services')) void loadServices();
+        if (event.kinds.includes('settings')) void loadSettings();
+      }),
+      api.onLogAppended((update) => log.append(update)),
+    ]);
+    await Promise.all([
+      loadStatus(),
+      api.readLog().then((snapshot) => log.load(snapshot), fail('the log')),
+      loadSettings(),
+      loadServices(),
+    ]);
+    document.body.dataset.ready = 'true';
+  })();
+  return { show, ready };
+}

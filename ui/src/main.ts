@@ -1,0 +1,5 @@
+import './style.css';
+import { api } from './api';
+import { startApp } from './app';
+
+startApp(document.querySelector<HTMLElement>('#app')!, api);

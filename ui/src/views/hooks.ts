@@ -1,0 +1,189 @@
+// Hooks: per host, whether `fabric` is registered and whether our hooks are installed.
+// Install / Remove first show the library's plan (file, current digest, the entries, a diff)
+// and apply only after the person confirms, with the plan's digest, so a file that changed in
+// between is refused and left untouched.
+
+import { errorText, type Api } from '../api';
+import { badge, h } from '../dom';
+import type { HostStatus, Operation, PlanView, StatusView } from '../types';
+
+const CODEX_TRUST =
+  'Codex runs a new or changed hook only after you trust it in /hooks, and asks again whenever the command changes.';
+
+const STATE_TONE: Record<string, 'good' | 'warn' | 'bad' | 'neutral'> = {
+  installed: 'good',
+  'not-installed': 'neutral',
+  stale: 'warn',
+  incomplete: 'warn',
+  unreadable: 'bad',
+};
+
+export class HooksView {
+  private view: StatusView | null = null;
+  private readonly hostsEl: HTMLElement;
+  private readonly planEl: HTMLElement;
+
+  constructor(
+    root: HTMLElement,
+    private readonly api: Pick<Api, 'planHooks' | 'applyHooks'>,
+  ) {
+    this.hostsEl = h('div', { class: 'grid' });
+    this.planEl = h('section', { id: 'plan', class: 'card wide', 'aria-live': 'polite', hidden: true });
+    root.replaceChildren(
+      h('h1', {}, 'Hooks'),
+      h('p', { class: 'hint' }, 'Install and Remove show the exact change first and write only after you confirm. The file is backed up before it is changed.'),
+      this.hostsEl,
+      this.planEl,
+    );
+  }
+
+  update(view: StatusView): void {
+    this.view = view;
+    this.hostsEl.replaceChildren(...view.status.hosts.map((host) => this.hostCard(host)));
+  }
+
+  private hostCard(host: HostStatus): HTMLElement {
+    const file = this.view?.hookFiles.find((f) => f.host === host.host)?.file ?? '';
+    const installed = host.hooks.state !== 'not-installed';
+    return h(
+      'section',
+      { class: 'card', 'data-host': host.host, 'aria-labelledby': `host-${host.host}` },
+      h('h2', { id: `host-${host.host}` }, host.name),
+      h(
+        'dl',
+        {},
+        h('dt', {}, 'fabric registered'),
+        h('dd', { 'data-fact': 'registered' }, host.fabricRegistered ? `yes (${host.scopes.join(', ')} scope)` : 'no'),
+        h('dt', {}, 'Hooks'),
+        h('dd', { 'data-fact': 'hook-state' }, badge(host.hooks.state, STATE_TONE[host.hooks.state] ?? 'neutral'), host.hooks.state === 'installed' ? ' current' : ''),
+        h('dt', {}, 'Config file'),
+        h('dd', { class: 'path' }, file),
+        host.hooks.commandPath ? h('dt', {}, 'Runs') : null,
+        host.hooks.commandPath ? h('dd', { class: 'path' }, host.hooks.commandPath) : null,
+      ),
+      h('p', { class: 'small' }, host.hooks.description),
+      host.host === 'codex' ? h('p', { class: 'caveat small', 'data-fact': 'trust' }, CODEX_TRUST) : null,
+      h(
+        'div',
+        { class: 'actions' },
+        h('button', { type: 'button', 'data-action': 'install', 'aria-label': `Install hooks for ${host.name}…` }, installed ? 'Reinstall…' : 'Install…'),
+        h('button', { type: 'button', 'data-action': 'remove', 'aria-label': `Remove hooks for ${host.name}…`, disabled: !installed }, 'Remove…'),
+      ),
+    );
+  }
+
+  /** Wires the buttons (call once; cards are re-rendered under the same root). */
+  bind(): void {
+    this.hostsEl.addEventListener('click', (event) => {
+      const button = (event.target as HTMLElement).closest('button[data-action]');
+      const card = button?.closest('[data-host]');
+      if (!button || !card) return;
+      void this.showPlan(card.getAttribute('data-host') ?? '', button.getAttribute('data-action') as Operation);
+    });
+  }
+
+  async showPlan(host: string, operation: Operation): Promise<void> {
+    this.planEl.hidden = false;
+    this.planEl.replaceChildren(h('p', {}, 'Working out the change…'));
+    let view: PlanView;
+    try {
+      view = await this.api.planHooks(host, operation);
+    } catch (error) {
+      this.showRefusal(errorText(error));
+      return;
+    }
+    this.renderPlan(view);
+  }
+
+  renderPlan(view: PlanView): void {
+    const p = view.plan;
+    const verb = p.operation === 'install' ? 'Install' : 'Remove';
+    const title = h('h2', { id: 'plan-h', tabindex: -1 }, `${verb} hooks: ${p.file}`);
+    const nothing = p.action.kind === 'nothing-to-do';
+    const entries = p.operation === 'install' ? p.add_text : p.remove_text;
+    const cancel = h('button', { type: 'button', 'data-action': 'cancel' }, nothing ? 'Close' : 'Cancel');
+    cancel.addEventListener('click', () => {
+      this.planEl.hidden = true;
+      this.planEl.replaceChildren();
+    });
+    const confirm = nothing
+      ? null
+      : h('button', { type: 'button', class: 'primary', 'data-action': 'confirm' }, `${verb}: write ${fileName(p.file)}`);
+    confirm?.addEventListener('click', () => void this.apply(p.host, p.operation, p.digest));
+    const parts: Array<Node | null> = [
+      title,
+      h(
+        'dl',
+        {},
+        h('dt', {}, 'File'),
+        h('dd', { class: 'path', 'data-fact': 'plan-file' }, p.file, p.exists ? '' : ' (new file)'),
+        h('dt', {}, 'Current digest'),
+        h('dd', { class: 'path', 'data-fact': 'plan-digest' }, p.sha256 ? `sha256 ${p.sha256}` : 'absent (no file yet)'),
+        p.program ? h('dt', {}, 'Hooks run') : null,
+        p.program ? h('dd', { class: 'path' }, p.program) : null,
+      ),
+      nothing ? h('p', { 'data-fact': 'nothing' }, `Nothing to do: ${p.action.reason ?? ''}.`) : null,
+      !nothing && entries ? h('h3', {}, p.operation === 'install' ? 'Entries to add' : 'Entries to take out') : null,
+      !nothing && entries ? h('pre', { class: 'entries' }, entries) : null,
+      !nothing && p.operation === 'install' && p.remove_text ? h('h3', {}, 'Old entries replaced') : null,
+      !nothing && p.operation === 'install' && p.remove_text ? h('pre', { class: 'entries' }, p.remove_text) : null,
+      !nothing ? h('h3', {}, 'Diff') : null,
+      !nothing ? diffBlock(view.diff) : null,
+      ...p.warnings.map((w) => h('p', { class: 'warning' }, `Warning: ${w}`)),
+      ...p.notes.map((n) => h('p', { class: 'note' }, n)),
+      h('div', { class: 'actions' }, confirm, cancel),
+    ];
+    this.planEl.replaceChildren(...parts.filter((p): p is Node => p !== null));
+    title.focus();
+  }
+
+  private async apply(host: string, operation: Operation, digest: string): Promise<void> {
+    const buttons = this.planEl.querySelectorAll('button');
+    buttons.forEach((b) => (b.disabled = true));
+    try {
+      const applied = await this.api.applyHooks(host, operation, digest);
+      const done = h('h2', { id: 'plan-h', tabindex: -1 }, applied.changed ? 'Done' : 'Nothing changed');
+      const close = h('button', { type: 'button', 'data-action': 'cancel' }, 'Close');
+      close.addEventListener('click', () => {
+        this.planEl.hidden = true;
+      });
+      this.planEl.replaceChildren(
+        done,
+        h(
+          'p',
+          { 'data-fact': 'applied' },
+          applied.changed ? `Wrote ${applied.file}.` : `${applied.file} already matched.`,
+          applied.backup ? ` The previous version is in ${applied.backup}.` : '',
+        ),
+        ...applied.plan.notes.map((n) => h('p', { class: 'note' }, n)),
+        h('div', { class: 'actions' }, close),
+      );
+      done.focus();
+    } catch (error) {
+      this.showRefusal(errorText(error));
+    }
+  }
+
+  private showRefusal(message: string): void {
+    const title = h('h2', { id: 'plan-h', tabindex: -1 }, 'Refused: the file was not changed');
+    const close = h('button', { type: 'button', 'data-action': 'cancel' }, 'Close');
+    close.addEventListener('click', () => {
+      this.planEl.hidden = true;
+    });
+    this.planEl.replaceChildren(title, h('p', { class: 'refusal', role: 'alert', 'data-fact': 'refusal' }, message), h('p', { class: 'hint' }, 'Nothing was written. Press Install or Remove again to see the change as the file is now.'), h('div', { class: 'actions' }, close));
+    title.focus();
+  }
+}
+
+function fileName(path: string): string {
+  return path.split(/[\\/]/).pop() ?? path;
+}
+
+function diffBlock(diff: string): HTMLElement {
+  const pre = h('pre', { class: 'diff', 'data-fact': 'diff', 'aria-label': 'Diff of the whole file' });
+  for (const line of diff.split('\n')) {
+    const cls = line.startsWith('+') ? 'add' : line.startsWith('-') ? 'del' : 'ctx';
+    pre.append(h('span', { class: cls }, line), '\n');
+  }
+  return pre;
+}

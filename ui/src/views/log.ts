@@ -1,0 +1,171 @@
+// Log: hooks.log.1 and hooks.log as one live tail. New lines arrive as `log-appended` events;
+// filters (event, outcome, session) and a search narrow what is shown. Only the newest
+// MAX_ROWS matches are drawn, so the full 1 MB log stays quick.
+
+import { h } from '../dom';
+import type { LogLine, LogSnapshot, LogUpdate } from '../types';
+
+export const MAX_ROWS = 500;
+
+export interface LogFilter {
+  event: string;
+  outcome: string;
+  session: string;
+  search: string;
+}
+
+export function matches(line: LogLine, f: LogFilter): boolean {
+  if (f.event && line.event !== f.event) return false;
+  if (f.outcome && line.outcome !== f.outcome) return false;
+  if (f.session && line.session !== f.session) return false;
+  if (f.search && !line.raw.toLowerCase().includes(f.search.toLowerCase())) return false;
+  return true;
+}
+
+/** The newest `limit` lines that match, oldest first, and how many matched in all. */
+export function visible(lines: LogLine[], f: LogFilter, limit = MAX_ROWS): { rows: LogLine[]; total: number } {
+  const rows: LogLine[] = [];
+  let total = 0;
+  for (let i = lines.length - 1; i >= 0; i--) {
+    const line = lines[i]!;
+    if (!matches(line, f)) continue;
+    total++;
+    if (rows.length < limit) rows.push(line);
+  }
+  return { rows: rows.reverse(), total };
+}
+
+export class LogView {
+  private lines: LogLine[] = [];
+  private filter: LogFilter = { event: '', outcome: '', session: '', search: '' };
+  private readonly eventSel: HTMLSelectElement;
+  private readonly outcomeSel: HTMLSelectElement;
+  private readonly sessionSel: HTMLSelectElement;
+  private readonly searchIn: HTMLInputElement;
+  private readonly followBox: HTMLInputElement;
+  private readonly body: HTMLTableSectionElement;
+  private readonly countEl: HTMLElement;
+  private readonly scroller: HTMLElement;
+  private readonly pathEl: HTMLElement;
+  private pending = false;
+
+  constructor(root: HTMLElement) {
+    this.eventSel = h('select', { id: 'log-event' });
+    this.outcomeSel = h('select', { id: 'log-outcome' });
+    this.sessionSel = h('select', { id: 'log-session' });
+    for (const [value, label] of [['', 'All outcomes'], ['ok', 'ok'], ['refused', 'refused'], ['unknown', 'unknown'], ['unparsed', 'unparsed']] as const) {
+      this.outcomeSel.append(h('option', { value }, label));
+    }
+    this.searchIn = h('input', { id: 'log-search', type: 'search', placeholder: 'Search the log', autocomplete: 'off' });
+    this.followBox = h('input', { id: 'log-follow', type: 'checkbox', checked: true });
+    this.body = h('tbody');
+    this.countEl = h('p', { class: 'muted small', id: 'log-count', 'aria-live': 'polite' });
+    this.pathEl = h('p', { class: 'hint' });
+    this.scroller = h(
+      'div',
+      { class: 'scroller', id: 'log-scroller', tabindex: 0, 'aria-label': 'Log lines' },
+      h(
+        'table',
+        { id: 'log' },
+        h('thead', {}, h('tr', {}, ...['Time', 'Event', 'Host', 'Session', 'Outcome', 'Detail'].map((t) => h('th', { scope: 'col' }, t)))),
+        this.body,
+      ),
+    );
+    const field = (label: string, control: HTMLElement) => h('label', { class: 'field' }, h('span', {}, label), control);
+    root.replaceChildren(
+      h('h1', {}, 'Log'),
+      this.pathEl,
+      h(
+        'div',
+        { class: 'filters', role: 'group', 'aria-label': 'Filter the log' },
+        field('Event', this.eventSel),
+        field('Outcome', this.outcomeSel),
+        field('Session', this.sessionSel),
+        field('Search', this.searchIn),
+        h('label', { class: 'field inline' }, this.followBox, h('span', {}, 'Follow new lines')),
+      ),
+      this.countEl,
+      this.scroller,
+    );
+    const onChange = () => {
+      this.filter = {
+        event: this.eventSel.value,
+        outcome: this.outcomeSel.value,
+        session: this.sessionSel.value,
+        search: this.searchIn.value.trim(),
+      };
+      this.schedule();
+    };
+    for (const el of [this.eventSel, this.outcomeSel, this.sessionSel]) el.addEventListener('change', onChange);
+    this.searchIn.addEventListener('input', onChange);
+    this.followBox.addEventListener('change', () => this.followBox.checked && this.scrollToEnd());
+  }
+
+  load(snapshot: LogSnapshot): void {
+    this.pathEl.textContent = `${snapshot.rotated} and ${snapshot.path}, newest last.`;
+    this.lines = snapshot.lines;
+    this.refreshOptions();
+    this.render();
+  }
+
+  append(update: LogUpdate): void {
+    this.lines = update.reset ? update.lines : this.lines.concat(update.lines);
+    this.refreshOptions();
+    this.schedule();
+  }
+
+  private schedule(): void {
+    if (this.pending) return;
+    this.pending = true;
+    const run = () => {
+      this.pending = false;
+      this.render();
+    };
+    if (typeof requestAnimationFrame === 'function' && !document.hidden) requestAnimationFrame(run);
+    else setTimeout(run, 0);
+  }
+
+  private refreshOptions(): void {
+    setOptions(this.eventSel, 'All events', unique(this.lines.map((l) => l.event)));
+    setOptions(this.sessionSel, 'All sessions', unique(this.lines.map((l) => l.session ?? '').filter(Boolean)));
+  }
+
+  render(): void {
+    const { rows, total } = visible(this.lines, this.filter);
+    this.body.replaceChildren(
+      ...rows.map((l) =>
+        h(
+          'tr',
+          { class: `o-${l.outcome}`, 'data-outcome': l.outcome },
+          h('td', { class: 'nowrap' }, l.time),
+          h('td', {}, l.event),
+          h('td', {}, l.host),
+          h('td', { class: 'mono small' }, l.session ?? '—'),
+          h('td', {}, l.outcome === 'refused' ? `refused ${l.code ?? ''}` : l.outcome),
+          h('td', { class: 'small' }, l.outcome === 'unparsed' ? l.raw : l.detail),
+        ),
+      ),
+    );
+    this.countEl.textContent =
+      total > rows.length
+        ? `${total} of ${this.lines.length} lines match; showing the newest ${rows.length}.`
+        : `${total} of ${this.lines.length} lines match.`;
+    if (this.followBox.checked) this.scrollToEnd();
+  }
+
+  private scrollToEnd(): void {
+    this.scroller.scrollTop = this.scroller.scrollHeight;
+  }
+}
+
+function unique(values: string[]): string[] {
+  return [...new Set(values)].sort();
+}
+
+function setOptions(select: HTMLSelectElement, allLabel: string, values: string[]): void {
+  const current = [...select.options].slice(1).map((o) => o.value);
+  if (current.length === values.length && current.every((v, i) => v === values[i])) return;
+  const chosen = select.value;
+  select.replaceChildren(h('option', { value: '' }, allLabel), ...values.map((v) => h('option', { value: v }, v)));
+  select.value = values.includes(chosen) ? chosen : '';
+}

@@ -1,0 +1,144 @@
+// Overview: Fabric's state, whether the session hooks are active, and the live sessions.
+
+import { badge, h, when } from '../dom';
+import type { SessionStatus, StatusView, TurnChanges } from '../types';
+
+const HOST_NAMES: Record<string, string> = { claude: 'Claude Code', codex: 'Codex', kimi: 'Kimi Code' };
+
+export function hostName(host: string): string {
+  return HOST_NAMES[host] ?? host;
+}
+
+function fabricCard(view: StatusView): HTMLElement {
+  const f = view.status.fabric;
+  if (f.state === 'running') {
+    return h(
+      'section',
+      { class: 'card', 'aria-labelledby': 'fabric-h' },
+      h('h2', { id: 'fabric-h' }, 'Fabric ', badge('running', 'good')),
+      h(
+        'dl',
+        {},
+        h('dt', {}, 'Origin'),
+        h('dd', { 'data-fact': 'origin' }, f.origin ?? '—'),
+        h('dt', {}, 'Started'),
+        h('dd', { 'data-fact': 'started' }, when(f.startedAt)),
+        h('dt', {}, 'Process'),
+        h('dd', {}, f.pid !== undefined ? String(f.pid) : '—'),
+      ),
+    );
+  }
+  return h(
+    'section',
+    { class: 'card', 'aria-labelledby': 'fabric-h' },
+    h('h2', { id: 'fabric-h' }, 'Fabric ', badge('down', 'bad')),
+    h('p', { 'data-fact': 'down-reason' }, f.downReason ?? 'Fabric is not running.'),
+    h('p', { class: 'hint' }, 'Start the Fabric app. The hooks stay quiet until it runs; nothing is lost.'),
+  );
+}
+
+function hooksCard(view: StatusView): HTMLElement {
+  const s = view.status;
+  const active = s.sessionHooks === 'active';
+  let why: string;
+  if (active) why = 'Fabric offers session-hooks/1: turns, unread counts and releases are reported.';
+  else if (s.fabric.state === 'down') why = 'Inert because Fabric is down.';
+  else why = 'Inert because this Fabric does not offer session-hooks/1 yet; only session start runs.';
+  const installed = s.hosts.filter((host) => host.hooks.state === 'installed').map((host) => host.name);
+  return h(
+    'section',
+    { class: 'card', 'aria-labelledby': 'hooks-h' },
+    h('h2', { id: 'hooks-h' }, 'Session hooks ', badge(s.sessionHooks, active ? 'good' : 'warn')),
+    h('p', { 'data-fact': 'hooks-why' }, why),
+    h('p', {}, installed.length ? `Installed for ${installed.join(', ')}.` : 'Not installed for any host yet: see Hooks.'),
+  );
+}
+
+function changesText(changes: TurnChanges | undefined): string {
+  if (!changes || changes.filesChanged === null) return '';
+  const files = `${changes.filesChanged} file${changes.filesChanged === 1 ? '' : 's'}`;
+  return `${files}, +${changes.linesAdded ?? 0} −${changes.linesRemoved ?? 0}`;
+}
+
+function boardCell(session: SessionStatus): HTMLElement {
+  const b = session.board;
+  if (!b) return h('td', { 'data-col': 'board' }, h('span', { class: 'muted' }, 'unknown'));
+  const tone = b.state === 'ready' ? 'good' : b.state === 'degraded' ? 'warn' : 'bad';
+  return h(
+    'td',
+    { 'data-col': 'board' },
+    badge(b.state, tone),
+    ' ',
+    h('strong', { 'data-col': 'unread', class: b.unread > 0 ? 'unread' : '' }, `${b.unread} unread`),
+  );
+}
+
+function shortId(id: string): string {
+  return id.length > 12 ? `${id.slice(0, 8)}…` : id;
+}
+
+function sessionRow(session: SessionStatus, changes: TurnChanges | undefined): HTMLElement {
+  const turn = session.lastTurn;
+  return h(
+    'tr',
+    { 'data-session': session.id },
+    h(
+      'th',
+      { scope: 'row' },
+      h('span', { 'data-col': 'project' }, session.project || '—'),
+      h('div', { class: 'muted small mono', title: session.id }, shortId(session.id)),
+    ),
+    h('td', { 'data-col': 'host' }, hostName(session.host)),
+    h('td', { 'data-col': 'started' }, when(session.startedAt)),
+    h(
+      'td',
+      { 'data-col': 'last-turn' },
+      turn ? `${when(turn.at)} (#${turn.seq})` : h('span', { class: 'muted' }, 'no turn yet'),
+      turn && changesText(changes) ? h('div', { class: 'muted small' }, changesText(changes)) : null,
+    ),
+    boardCell(session),
+    h('td', { 'data-col': 'activity' }, session.inTurn ? badge('in a turn', 'warn') : badge('idle', 'neutral')),
+  );
+}
+
+function sessionsTable(view: StatusView): HTMLElement {
+  const sessions = view.status.sessions;
+  const body =
+    sessions.length === 0
+      ? [h('tr', {}, h('td', { colspan: 6, class: 'muted' }, 'No live sessions. They appear here when a host starts one with the hooks installed.'))]
+      : sessions.map((s) => sessionRow(s, view.turnChanges[s.id]));
+  return h(
+    'section',
+    { class: 'card wide', 'aria-labelledby': 'sessions-h' },
+    h('h2', { id: 'sessions-h' }, `Live sessions (${sessions.length})`),
+    h(
+      'table',
+      { id: 'sessions' },
+      h(
+        'thead',
+        {},
+        h(
+          'tr',
+          {},
+          ...['Project', 'Host', 'Started', 'Last turn', 'Board', 'State'].map((t) => h('th', { scope: 'col' }, t)),
+        ),
+      ),
+      h('tbody', {}, ...body),
+    ),
+  );
+}
+
+export function renderOverview(root: HTMLElement, view: StatusView): void {
+  const totalUnread = view.status.sessions.reduce((n, s) => n + (s.board?.unread ?? 0), 0);
+  root.replaceChildren(
+    h('h1', {}, 'Overview'),
+    h(
+      'p',
+      { class: 'summary', 'data-fact': 'summary' },
+      `${view.status.sessions.length} live session${view.status.sessions.length === 1 ? '' : 's'}, ${totalUnread} unread`,
+      view.trayRunning ? '' : ' · the tray is not running',
+    ),
+    h('div', { class: 'grid' }, fabricCard(view), hooksCard(view)),
+    sessionsTable(view),
+  );
+}

@@ -1,0 +1,113 @@
+// Settings: the one settings file the tray watches (written atomically by the Rust side), the
+// login item, and a test notification the tray shows (the dashboard never notifies itself).
+
+import { errorText, type Api } from '../api';
+import { h } from '../dom';
+import type { SettingsForm, SettingsView as Settings } from '../types';
+
+export class SettingsView {
+  private readonly interval: HTMLInputElement;
+  private readonly notifications: HTMLInputElement;
+  private readonly quietStart: HTMLInputElement;
+  private readonly quietEnd: HTMLInputElement;
+  private readonly login: HTMLInputElement;
+  private readonly message: HTMLElement;
+  private readonly testMessage: HTMLElement;
+  private readonly pathEl: HTMLElement;
+  private readonly form: HTMLFormElement;
+  private dirty = false;
+
+  constructor(
+    root: HTMLElement,
+    private readonly api: Pick<Api, 'saveSettings' | 'sendTestNotification'>,
+  ) {
+    this.interval = h('input', { id: 'set-interval', type: 'number', min: 10, step: 1, required: true });
+    this.notifications = h('input', { id: 'set-notifications', type: 'checkbox' });
+    this.quietStart = h('input', { id: 'set-quiet-start', type: 'time' });
+    this.quietEnd = h('input', { id: 'set-quiet-end', type: 'time' });
+    this.login = h('input', { id: 'set-login', type: 'checkbox' });
+    this.message = h('p', { id: 'settings-message', role: 'status', 'aria-live': 'polite' });
+    this.testMessage = h('p', { id: 'test-message', role: 'status', 'aria-live': 'polite' });
+    this.pathEl = h('p', { class: 'hint' });
+    const row = (id: string, label: string, control: HTMLElement, help?: string) =>
+      h('div', { class: 'row' }, h('label', { for: id }, label), control, help ? h('span', { class: 'muted small' }, help) : null);
+    const save = h('button', { type: 'submit', class: 'primary', id: 'settings-save' }, 'Save settings');
+    const test = h('button', { type: 'button', id: 'settings-test' }, 'Send a test notification');
+    this.form = h(
+      'form',
+      { id: 'settings-form', class: 'card wide' },
+      row('set-interval', 'Watch interval (seconds)', this.interval, 'How often the tray checks for mail.'),
+      row('set-notifications', 'Notifications', this.notifications, 'The tray notifies about new mail.'),
+      h(
+        'fieldset',
+        {},
+        h('legend', {}, 'Quiet hours (no notifications)'),
+        row('set-quiet-start', 'From', this.quietStart),
+        row('set-quiet-end', 'Until', this.quietEnd),
+        h('span', { class: 'muted small' }, 'Leave both empty for none.'),
+      ),
+      row('set-login', 'Launch the tray at login', this.login),
+      h('div', { class: 'actions' }, save, test),
+      this.message,
+      this.testMessage,
+    );
+    root.replaceChildren(h('h1', {}, 'Settings'), this.pathEl, this.form);
+    this.form.addEventListener('input', () => {
+      this.dirty = true;
+    });
+    this.form.addEventListener('submit', (event) => {
+      event.preventDefault();
+      void this.save();
+    });
+    test.addEventListener('click', () => void this.test());
+  }
+
+  /** Shows what is on disk, unless the person is editing. */
+  update(view: Settings, force = false): void {
+    if (this.dirty && !force) return;
+    this.pathEl.textContent = `Saved in ${view.path}; the tray reads it when it changes.`;
+    this.interval.min = String(view.minIntervalSecs);
+    this.interval.value = String(view.form.watchIntervalSecs);
+    this.notifications.checked = view.form.notifications;
+    this.quietStart.value = view.form.quietStart ?? '';
+    this.quietEnd.value = view.form.quietEnd ?? '';
+    this.login.checked = view.form.launchAtLogin;
+    this.dirty = false;
+  }
+
+  read(): SettingsForm {
+    return {
+      watchIntervalSecs: Number(this.interval.value),
+      notifications: this.notifications.checked,
+      quietStart: this.quietStart.value || null,
+      quietEnd: this.quietEnd.value || null,
+      launchAtLogin: this.login.checked,
+    };
+  }
+
+  private async save(): Promise<void> {
+    try {
+      const saved = await this.api.saveSettings(this.read());
+      this.dirty = false;
+      this.update(saved, true);
+      this.message.textContent = saved.form.launchAtLogin
+        ? `Saved. The tray starts at login (${saved.autostartFile}).`
+        : 'Saved.';
+      this.message.className = 'ok';
+    } catch (error) {
+      this.message.textContent = `Not saved: ${errorText(error)}`;
+      this.message.className = 'refusal';
+    }
+  }
+
+  private async test(): Promise<void> {
+    try {
+      const result = await this.api.sendTestNotification();
+      this.testMessage.textContent = result.trayRunning
+        ? 'Asked the tray: a test notification should appear in a moment.'
+        : 'Asked the tray, but it is not running: start Fabric Companion’s tray to see notifications.';
+    } catch (error) {
+      this.testMessage.textContent = `Could not ask the tray: ${errorText(error)}`;
+    }
+  }
+}

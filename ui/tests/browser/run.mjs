@@ -1,0 +1,193 @@
+// Browser tests: the built UI (dist-mock: the real views with Tauri's IPC mocked) in Debian's
+// Chromium through playwright-core. Never downloads a browser. Screenshots go to
+// $FABRIC_BROWSER_SHOTS (default ../target/browser-shots/dashboard).
+
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import http from 'node:http';
+import fs from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { chromium } from 'playwright-core';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const dist = path.resolve(here, '../../dist-mock');
+const shots = path.resolve(process.env.FABRIC_BROWSER_SHOTS ?? path.join(here, '../../../target/browser-shots/dashboard'));
+const executablePath = process.env.CHROMIUM ?? '/usr/bin/chromium';
+const TYPES = { '.html': 'text/html', '.js': 'text/javascript', '.css': 'text/css' };
+
+let server;
+let browser;
+let base;
+
+before(async () => {
+  assert.ok(fs.existsSync(path.join(dist, 'mock/index.html')), 'run `npm run build:mock` first');
+  fs.mkdirSync(shots, { recursive: true });
+  server = http.createServer((req, res) => {
+    const url = new URL(req.url, 'http://x');
+    const file = path.join(dist, path.normalize(decodeURIComponent(url.pathname)).replace(/^([/\\])+/, ''));
+    if (!file.startsWith(dist) || !fs.existsSync(file) || fs.statSync(file).isDirectory()) {
+      res.writeHead(404).end();
+      return;
+    }
+    res.writeHead(200, { 'content-type': TYPES[path.extname(file)] ?? 'application/octet-stream' });
+    fs.createReadStream(file).pipe(res);
+  });
+  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
+  base = `http://127.0.0.1:${server.address().port}/mock/index.html`;
+  browser = await chromium.launch({
+    executablePath,
+    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+  });
+});
+
+after(async () => {
+  await browser?.close();
+  await new Promise((resolve) => (server ? server.close(resolve) : resolve()));
+});
+
+async function open(query = '', colorScheme = 'light') {
+  const page = await browser.newPage({ viewport: { width: 1100, height: 760 }, colorScheme });
+  const errors = [];
+  page.on('pageerror', (e) => errors.push(e.message));
+  await page.goto(base + query);
+  await page.waitForSelector('body[data-ready="true"]', { timeout: 15000 });
+  return { page, errors };
+}
+
+const calls = (page, cmd) => page.evaluate((c) => window.__fabricMock.calls.filter((x) => x.cmd === c), cmd);
+
+test('overview shows Fabric, the hooks and each live session', async () => {
+  const { page, errors } = await open();
+  assert.equal(await page.textContent('[data-fact="origin"]'), 'http://127.0.0.1:47070');
+  assert.equal(await page.textContent('[data-session="sess-analytics-1"] [data-col="unread"]'), '2 unread');
+  assert.equal(await page.textContent('[data-session="sess-analytics-1"] [data-col="project"]'), 'proj-analytics');
+  assert.match(await page.textContent('[data-session="sess-analytics-1"] [data-col="last-turn"]'), /4 files, \+120 −7/);
+  assert.equal(await page.textContent('[data-session="sess-web-2"] [data-col="activity"]'), 'in a turn');
+  assert.match(await page.textContent('#view-overview h2#hooks-h'), /active/);
+  await page.screenshot({ path: path.join(shots, 'overview.png') });
+  assert.deepEqual(errors, []);
+  await page.close();
+});
+
+test('dark mode follows the OS', async () => {
+  const { page } = await open('', 'dark');
+  const bg = await page.evaluate(() => getComputedStyle(document.documentElement).backgroundColor);
+  assert.equal(bg, 'rgb(21, 24, 29)');
+  await page.screenshot({ path: path.join(shots, 'overview-dark.png') });
+  await page.close();
+});
+
+test('hooks: install shows the diff and applies only after confirming', async () => {
+  const { page } = await open();
+  await page.click('#tab-hooks');
+  assert.match(await page.textContent('[data-host="codex"] [data-fact="trust"]'), /trust it in \/hooks/);
+  assert.match(await page.textContent('[data-host="kimi"] [data-fact="hook-state"]'), /stale/);
+  await page.click('[data-host="codex"] [data-action="install"]');
+  await page.waitForSelector('[data-fact="diff"]');
+  assert.match(await page.textContent('[data-fact="plan-file"]'), /\.codex\/hooks\.json/);
+  assert.match(await page.textContent('[data-fact="plan-digest"]'), /sha256 aa11bb22/);
+  assert.match(await page.textContent('.diff .add'), /"hooks": \{/);
+  assert.equal((await calls(page, 'plan_hooks')).length, 1);
+  assert.equal((await calls(page, 'apply_hooks')).length, 0, 'nothing applied before confirming');
+  await page.screenshot({ path: path.join(shots, 'hooks-plan.png'), fullPage: true });
+  await page.click('[data-action="confirm"]');
+  await page.waitForSelector('[data-fact="applied"]');
+  const applied = await calls(page, 'apply_hooks');
+  assert.equal(applied.length, 1);
+  assert.deepEqual(applied[0].args, { host: 'codex', operation: 'install', expectedSha256: 'aa11bb22cc33dd44ee55ff6600112233445566778899aabbccddeeff00112233' });
+  assert.match(await page.textContent('[data-fact="applied"]'), /hooks\.json\.bak-/);
+  await page.close();
+});
+
+test('hooks: cancel writes nothing, a refusal is shown in plain words', async () => {
+  const { page } = await open();
+  await page.click('#tab-hooks');
+  await page.click('[data-host="codex"] [data-action="install"]');
+  await page.click('[data-action="cancel"]');
+  assert.equal((await calls(page, 'apply_hooks')).length, 0);
+  await page.evaluate(() => (window.__fabricMock.applyError = '/home/ada/.codex/hooks.json changed since the dry run; run the dry run again'));
+  await page.click('[data-host="codex"] [data-action="install"]');
+  await page.click('[data-action="confirm"]');
+  await page.waitForSelector('[data-fact="refusal"]');
+  assert.match(await page.textContent('[data-fact="refusal"]'), /changed since the dry run/);
+  assert.match(await page.textContent('#plan-h'), /not changed/);
+  await page.close();
+});
+
+test('log filters, searches and follows new lines', async () => {
+  const { page } = await open();
+  await page.click('#tab-log');
+  assert.equal(await page.locator('#log tbody tr').count(), 40);
+  await page.selectOption('#log-outcome', 'refused');
+  await page.waitForFunction(() => document.querySelectorAll('#log tbody tr').length === 8);
+  assert.equal(await page.locator('#log tbody tr[data-outcome="ok"]').count(), 0);
+  await page.selectOption('#log-outcome', '');
+  await page.selectOption('#log-session', 'sess-web-2');
+  await page.fill('#log-search', 'n=17');
+  await page.waitForFunction(() => document.querySelectorAll('#log tbody tr').length === 1);
+  await page.fill('#log-search', '');
+  await page.selectOption('#log-session', '');
+  await page.waitForFunction(() => document.querySelectorAll('#log tbody tr').length === 40);
+  await page.evaluate(() =>
+    window.__fabricMock.emit('log-appended', { reset: false, lines: [window.__fabricMock.logLine(99, { event: 'session-end', detail: 'brand-new' })] }),
+  );
+  await page.waitForFunction(() => document.querySelectorAll('#log tbody tr').length === 41);
+  assert.match(await page.textContent('#log tbody tr:last-child'), /brand-new/);
+  const atEnd = await page.evaluate(() => {
+    const s = document.getElementById('log-scroller');
+    return s.scrollHeight - s.clientHeight - s.scrollTop < 4;
+  });
+  assert.ok(atEnd, 'the tail follows the newest line');
+  assert.ok((await page.$$eval('#log-event option', (o) => o.map((x) => x.value))).includes('session-end'));
+  await page.screenshot({ path: path.join(shots, 'log.png') });
+  await page.close();
+});
+
+test('log copes with a full 1 MB log', async () => {
+  const { page } = await open('?lines=12000');
+  await page.click('#tab-log');
+  assert.match(await page.textContent('#log-count'), /12000 of 12000 lines match; showing the newest 500/);
+  const ms = await page.evaluate(async () => {
+    const t = performance.now();
+    const input = document.getElementById('log-search');
+    input.value = 'n=11999';
+    input.dispatchEvent(new Event('input'));
+    await new Promise((r) => requestAnimationFrame(() => setTimeout(r, 0)));
+    return performance.now() - t;
+  });
+  assert.equal(await page.locator('#log tbody tr').count(), 1);
+  assert.ok(ms < 500, `filtering took ${ms} ms`);
+  await page.close();
+});
+
+test('services show each state', async () => {
+  const { page } = await open();
+  await page.click('#tab-services');
+  const states = await page.$$eval('#services [data-col="state"] .badge', (b) => b.map((x) => x.textContent));
+  assert.deepEqual(states, ['ready', 'degraded', 'down', 'invalid']);
+  await page.screenshot({ path: path.join(shots, 'services.png') });
+  await page.close();
+});
+
+test('settings save through the command and are keyboard reachable', async () => {
+  const { page } = await open();
+  await page.focus('#tab-overview');
+  await page.keyboard.press('End');
+  assert.equal(await page.getAttribute('#tab-settings', 'aria-selected'), 'true');
+  assert.equal(await page.inputValue('#set-quiet-start'), '22:00');
+  await page.fill('#set-interval', '120');
+  await page.uncheck('#set-notifications');
+  await page.check('#set-login');
+  await page.click('#settings-save');
+  await page.waitForFunction(() => document.getElementById('settings-message').textContent.startsWith('Saved'));
+  const saved = await calls(page, 'save_settings');
+  assert.deepEqual(saved.at(-1).args.form, { watchIntervalSecs: 120, notifications: false, quietStart: '22:00', quietEnd: '07:30', launchAtLogin: true });
+  await page.click('#settings-test');
+  await page.waitForFunction(() => document.getElementById('test-message').textContent.includes('Asked the tray'));
+  for (const id of ['set-interval', 'set-notifications', 'set-quiet-start', 'set-quiet-end', 'set-login']) {
+    assert.ok(await page.$(`label[for="${id}"]`), `${id} has a label`);
+  }
+  await page.screenshot({ path: path.join(shots, 'settings.png') });
+  await page.close();
+});

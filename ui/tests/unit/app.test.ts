@@ -1,0 +1,65 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { clearMocks, mockIPC, mockWindows } from '@tauri-apps/api/mocks';
+import { emit } from '@tauri-apps/api/event';
+import { logLine, servicesFixture, settingsFixture, statusFixture } from '../../mock/fixtures';
+import { api } from '../../src/api';
+import { startApp } from '../../src/app';
+
+afterEach(() => clearMocks());
+
+describe('app shell over mocked IPC', () => {
+  it('loads every view and follows events', async () => {
+    const calls: string[] = [];
+    let status = statusFixture();
+    mockWindows('main');
+    mockIPC(
+      (cmd) => {
+        calls.push(cmd);
+        if (cmd === 'get_status') return status;
+        if (cmd === 'read_log') return { path: 'hooks.log', rotated: 'hooks.log.1', lines: [logLine(1)] };
+        if (cmd === 'list_services') return servicesFixture();
+        if (cmd === 'get_settings') return settingsFixture();
+        return undefined;
+      },
+      { shouldMockEvents: true },
+    );
+    document.body.innerHTML = '<div id="app"></div>';
+    const app = startApp(document.getElementById('app')!, api);
+    await app.ready;
+    expect(document.querySelector('#view-overview [data-col="unread"]')!.textContent).toBe('2 unread');
+    expect(document.querySelectorAll('#log tbody tr')).toHaveLength(1);
+
+    await emit('log-appended', { reset: false, lines: [logLine(2, { event: 'session-end' })] });
+    await new Promise((r) => setTimeout(r, 50));
+    expect(document.querySelectorAll('#log tbody tr')).toHaveLength(2);
+
+    status = statusFixture();
+    status.status.sessions[0]!.board!.unread = 7;
+    await emit('state-changed', { kinds: ['status'] });
+    await new Promise((r) => setTimeout(r, 50));
+    expect(document.querySelector('#view-overview [data-col="unread"]')!.textContent).toBe('7 unread');
+    expect(calls.filter((c) => c === 'get_status')).toHaveLength(2);
+  });
+
+  it('moves between tabs with the arrow keys', async () => {
+    mockWindows('main');
+    mockIPC(
+      (cmd) =>
+        ({
+          get_status: statusFixture(),
+          read_log: { path: 'a', rotated: 'b', lines: [] },
+          list_services: servicesFixture(),
+          get_settings: settingsFixture(),
+        })[cmd],
+      { shouldMockEvents: true },
+    );
+    document.body.innerHTML = '<div id="app"></div>';
+    const app = startApp(document.getElementById('app')!, api);
+    await app.ready;
+    const tab = document.getElementById('tab-overview')!;
+    tab.dispatchEvent(new KeyboardEvent('keydown', { key: 'ArrowRight', bubbles: true }));
+    expect(document.getElementById('tab-hooks')!.getAttribute('aria-selected')).toBe('true');
+    expect(document.getElementById('view-hooks')!.hidden).toBe(false);
+    expect(document.activeElement).toBe(document.getElementById('tab-hooks'));
+  });
+});

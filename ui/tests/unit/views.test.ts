@@ -1,0 +1,123 @@
+import { beforeEach, describe, expect, it, vi } from 'vitest';
+import { logLine, planFixture, servicesFixture, settingsFixture, statusFixture } from '../../mock/fixtures';
+import { renderOverview } from '../../src/views/overview';
+import { HooksView } from '../../src/views/hooks';
+import { LogView, matches, visible } from '../../src/views/log';
+import { renderServices } from '../../src/views/services';
+import { SettingsView } from '../../src/views/settings';
+
+let root: HTMLElement;
+beforeEach(() => {
+  document.body.innerHTML = '<div id="root"></div>';
+  root = document.getElementById('root')!;
+});
+
+describe('log filtering', () => {
+  const lines = Array.from({ length: 30 }, (_, i) => logLine(i));
+  const none = { event: '', outcome: '', session: '', search: '' };
+
+  it('matches by event, outcome, session and search', () => {
+    expect(matches(lines[0]!, none)).toBe(true);
+    expect(lines.filter((l) => matches(l, { ...none, outcome: 'refused' }))).toHaveLength(6);
+    expect(lines.filter((l) => matches(l, { ...none, event: 'stop', session: 'sess-analytics-1' })).every((l) => l.event === 'stop' && l.session === 'sess-analytics-1')).toBe(true);
+    expect(lines.filter((l) => matches(l, { ...none, search: 'N=17' }))).toHaveLength(1);
+  });
+
+  it('keeps the newest rows, oldest first, and counts all matches', () => {
+    const { rows, total } = visible(lines, none, 5);
+    expect(total).toBe(30);
+    expect(rows.map((r) => r.detail)).toEqual(['n=25', 'n=26', 'n=27', 'n=28', 'n=29']);
+  });
+
+  it('handles a 1 MB log quickly', () => {
+    const big = Array.from({ length: 12000 }, (_, i) => logLine(i));
+    const view = new LogView(root);
+    const start = performance.now();
+    view.load({ path: 'hooks.log', rotated: 'hooks.log.1', lines: big });
+    expect(performance.now() - start).toBeLessThan(2000);
+    expect(root.querySelectorAll('#log tbody tr')).toHaveLength(500);
+    expect(root.querySelector('#log-count')!.textContent).toContain('12000 of 12000');
+  });
+});
+
+describe('overview', () => {
+  it('shows Fabric, the hooks and each session with its unread count', () => {
+    renderOverview(root, statusFixture());
+    expect(root.querySelector('[data-fact="origin"]')!.textContent).toBe('http://127.0.0.1:47070');
+    const row = root.querySelector('[data-session="sess-analytics-1"]')!;
+    expect(row.querySelector('[data-col="project"]')!.textContent).toBe('proj-analytics');
+    expect(row.querySelector('[data-col="unread"]')!.textContent).toBe('2 unread');
+    expect(row.textContent).toContain('4 files, +120 −7');
+    expect(root.querySelector('[data-session="sess-web-2"] [data-col="activity"]')!.textContent).toBe('in a turn');
+    expect(root.querySelector('[data-session="sess-web-2"] [data-col="board"]')!.textContent).toBe('unknown');
+  });
+
+  it('says what to do when Fabric is down', () => {
+    const view = statusFixture();
+    view.status.fabric = { state: 'down', downReason: 'no hub.json', features: [], hubJson: '/x' };
+    view.status.sessionHooks = 'inert';
+    renderOverview(root, view);
+    expect(root.querySelector('[data-fact="down-reason"]')!.textContent).toBe('no hub.json');
+    expect(root.querySelector('[data-fact="hooks-why"]')!.textContent).toContain('Fabric is down');
+  });
+});
+
+describe('hooks', () => {
+  it('shows the plan and applies only after confirming, with the plan digest', async () => {
+    const api = { planHooks: vi.fn(async () => planFixture()), applyHooks: vi.fn(async () => ({ file: '/f', backup: '/f.bak', changed: true, sha256: 'x', plan: planFixture().plan })) };
+    const view = new HooksView(root, api);
+    view.bind();
+    view.update(statusFixture());
+    expect(root.querySelector('[data-host="codex"] [data-fact="trust"]')).not.toBeNull();
+    (root.querySelector('[data-host="codex"] [data-action="install"]') as HTMLButtonElement).click();
+    await vi.waitFor(() => expect(root.querySelector('[data-fact="diff"]')).not.toBeNull());
+    expect(api.planHooks).toHaveBeenCalledWith('codex', 'install');
+    expect(api.applyHooks).not.toHaveBeenCalled();
+    expect(root.querySelector('[data-fact="plan-digest"]')!.textContent).toContain('aa11bb22');
+    expect(root.querySelector('.diff .add')!.textContent).toContain('"hooks": {');
+    (root.querySelector('[data-action="confirm"]') as HTMLButtonElement).click();
+    await vi.waitFor(() => expect(root.querySelector('[data-fact="applied"]')).not.toBeNull());
+    expect(api.applyHooks).toHaveBeenCalledWith('codex', 'install', planFixture().plan.digest);
+    expect(root.querySelector('[data-fact="applied"]')!.textContent).toContain('/f.bak');
+  });
+
+  it('shows a refusal in plain words', async () => {
+    const api = { planHooks: vi.fn(async () => planFixture()), applyHooks: vi.fn(async () => Promise.reject('hooks.json changed since the dry run')) };
+    const view = new HooksView(root, api);
+    view.update(statusFixture());
+    await view.showPlan('codex', 'install');
+    (root.querySelector('[data-action="confirm"]') as HTMLButtonElement).click();
+    await vi.waitFor(() => expect(root.querySelector('[data-fact="refusal"]')).not.toBeNull());
+    expect(root.querySelector('[data-fact="refusal"]')!.textContent).toBe('hooks.json changed since the dry run');
+    expect(root.textContent).toContain('the file was not changed');
+  });
+
+  it('has no confirm button when there is nothing to do', () => {
+    const view = new HooksView(root, { planHooks: vi.fn(), applyHooks: vi.fn() });
+    const plan = planFixture();
+    plan.plan.action = { kind: 'nothing-to-do', reason: 'already installed' };
+    plan.changes = false;
+    view.renderPlan(plan);
+    expect(root.querySelector('[data-action="confirm"]')).toBeNull();
+    expect(root.querySelector('[data-fact="nothing"]')!.textContent).toContain('already installed');
+  });
+});
+
+describe('services and settings', () => {
+  it('lists each service with its state', () => {
+    renderServices(root, servicesFixture());
+    const states = [...root.querySelectorAll('[data-col="state"] .badge')].map((b) => b.textContent);
+    expect(states).toEqual(['ready', 'degraded', 'down', 'invalid']);
+  });
+
+  it('reads the form and shows a refused save', async () => {
+    const api = { saveSettings: vi.fn(async () => Promise.reject('quiet hours need both a start and an end, or neither')), sendTestNotification: vi.fn() };
+    const view = new SettingsView(root, api);
+    view.update(settingsFixture());
+    expect(view.read()).toEqual(settingsFixture().form);
+    (root.querySelector('#set-quiet-end') as HTMLInputElement).value = '';
+    root.querySelector('form')!.dispatchEvent(new Event('submit', { cancelable: true }));
+    await vi.waitFor(() => expect(root.querySelector('#settings-message')!.textContent).toContain('Not saved'));
+    expect(api.saveSettings).toHaveBeenCalledWith({ ...settingsFixture().form, quietEnd: null });
+  });
+});
