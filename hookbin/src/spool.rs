@@ -6,6 +6,7 @@
 //! | `session.json` | session-start | host, project folder name, start time, host pid (+ start ticks), folder |
 //! | `turns.jsonl` | stop | one line per turn: sequence number and time (last 50 kept) |
 //! | `observed.seq` | worker | the last turn sequence sent to Fabric |
+//! | `turn-stats.json` | worker | files changed, lines added and removed at that turn (numbers only) |
 //! | `end.json` | session-end | the end's reason and time |
 //! | `board.json` | worker, watch-mail | `{"unread", "state", "observedAt"}` |
 //! | `board.shown` | user-prompt-submit, watch-mail | the last count a line was said for |
@@ -92,6 +93,16 @@ pub struct TurnEntry {
     /// The session's folder (the worker's `git`; never logged).
     #[serde(default)]
     pub cwd: Option<PathBuf>,
+}
+
+/// `turn-stats.json`: what the worker measured for the last turn it observed (numbers only).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TurnStatsRecord {
+    pub seq: u64,
+    pub files_changed: Option<u64>,
+    pub lines_added: Option<u64>,
+    pub lines_removed: Option<u64>,
 }
 
 /// `end.json`.
@@ -258,6 +269,14 @@ impl Spool {
         )
     }
 
+    pub fn write_turn_stats(&self, record: &TurnStatsRecord) -> io::Result<()> {
+        self.write_json("turn-stats.json", record)
+    }
+
+    pub fn read_turn_stats(&self) -> Option<TurnStatsRecord> {
+        self.read_json("turn-stats.json")
+    }
+
     pub fn write_end(&self, record: &EndRecord) -> io::Result<()> {
         self.write_json("end.json", record)
     }
@@ -334,6 +353,8 @@ pub struct LiveSession {
     pub record: SessionRecord,
     pub board: Option<BoardRecord>,
     pub last_turn: Option<TurnEntry>,
+    /// What the worker measured for the last turn it observed.
+    pub turn_stats: Option<TurnStatsRecord>,
     /// A prompt started a turn after the last Stop.
     pub in_turn: bool,
 }
@@ -360,6 +381,7 @@ pub fn live_sessions(sessions_dir: &Path) -> Vec<LiveSession> {
                 _ => false,
             };
             Some(LiveSession {
+                turn_stats: spool.read_turn_stats(),
                 board: spool.read_board(),
                 id,
                 record,

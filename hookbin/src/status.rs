@@ -92,6 +92,14 @@ pub struct SessionStatus {
 pub struct TurnStatus {
     pub seq: u64,
     pub at: String,
+    /// What the turn left changed against HEAD (untracked files included); absent until the
+    /// worker measured this turn, `null` outside a git repository.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub files_changed: Option<Option<u64>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub lines_added: Option<Option<u64>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub lines_removed: Option<Option<u64>>,
 }
 
 /// Whether our hooks are in a host's config.
@@ -172,9 +180,15 @@ pub fn collect(paths: &Paths, cwd: Option<&Path>) -> Status {
             started_at: live.record.started_at,
             host_pid: live.record.host_pid,
             in_turn: live.in_turn,
-            last_turn: live.last_turn.map(|t| TurnStatus {
-                seq: t.seq,
-                at: t.at,
+            last_turn: live.last_turn.map(|turn| {
+                let stats = live.turn_stats.filter(|stats| stats.seq == turn.seq);
+                TurnStatus {
+                    seq: turn.seq,
+                    at: turn.at,
+                    files_changed: stats.as_ref().map(|s| s.files_changed),
+                    lines_added: stats.as_ref().map(|s| s.lines_added),
+                    lines_removed: stats.as_ref().map(|s| s.lines_removed),
+                }
             }),
             board: live.board,
         })

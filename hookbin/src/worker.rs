@@ -24,7 +24,7 @@ use crate::hook_log::{self, Outcome};
 use crate::host::Host;
 use crate::hub;
 use crate::paths::Paths;
-use crate::spool::{BoardRecord, SessionId, Spool, TurnEntry};
+use crate::spool::{BoardRecord, SessionId, Spool, TurnEntry, TurnStatsRecord};
 
 /// Everything the worker does happens within this long of its start.
 pub const WORKER_DEADLINE: Duration = Duration::from_secs(10);
@@ -148,6 +148,14 @@ async fn run_async(paths: &Paths, spool: &Spool, session: SessionId) {
         }
         _ => git_turn::TurnStats::default(),
     };
+    if let Some(last) = work.turns.last() {
+        let _ = spool.write_turn_stats(&TurnStatsRecord {
+            seq: last.seq,
+            files_changed: stats.files_changed,
+            lines_added: stats.lines_added,
+            lines_removed: stats.lines_removed,
+        });
+    }
     let in_flight: Cell<Option<&'static str>> = Cell::new(None);
     let result = fabric_client::with_session(&rejoin, deadline, async |client: &FabricClient| {
         for turn in &work.turns {

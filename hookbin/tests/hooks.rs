@@ -320,6 +320,18 @@ fn stop_observes_the_turn_and_keeps_the_unread_count() {
     );
     // Nothing the person wrote and no branch or path reaches the log.
     assert!(!log.contains("PROMPT") && !log.contains("my-project") && !log.contains("a.txt"));
+    // status --json lists the live session with its count and the turn's numbers.
+    let status = home.command(&["status", "--json"]).output().unwrap();
+    let status: serde_json::Value = serde_json::from_slice(&status.stdout).unwrap();
+    let session = &status["sessions"][0];
+    assert_eq!(session["id"], "s1");
+    assert_eq!(session["project"], "my-project");
+    assert_eq!(session["board"]["unread"], 4);
+    assert_eq!(session["lastTurn"]["seq"], 1);
+    assert_eq!(session["lastTurn"]["filesChanged"], 2);
+    assert_eq!(session["lastTurn"]["linesAdded"], 2);
+    assert_eq!(session["lastTurn"]["linesRemoved"], 1);
+    assert_eq!(status["sessionHooks"], "active");
 }
 
 #[test]

@@ -25,7 +25,8 @@ pub struct AppState {
     pub tail: Arc<Mutex<LogTail>>,
 }
 
-/// The numbers of what a session's last turn left changed (against HEAD, measured now).
+/// The numbers of what a session's last turn left changed (against HEAD, as the worker
+/// measured them when it observed the turn).
 #[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct TurnChanges {
@@ -56,40 +57,28 @@ pub struct StatusView {
 #[tauri::command]
 pub async fn get_status(state: State<'_, AppState>) -> CommandResult<StatusView> {
     let paths = state.paths.clone();
-    let (status, cwds, tray_running) = tauri::async_runtime::spawn_blocking(move || {
+    let (status, tray_running) = tauri::async_runtime::spawn_blocking(move || {
         let status = status::collect(&paths, None);
-        let cwds: Vec<(String, PathBuf)> =
-            fabric_session::spool::live_sessions(&paths.sessions_dir())
-                .into_iter()
-                .filter(|live| live.last_turn.is_some())
-                .filter_map(|live| Some((live.id.to_string(), live.record.cwd?)))
-                .collect();
-        (status, cwds, desktop::tray_running(&paths))
+        (status, desktop::tray_running(&paths))
     })
     .await
     .map_err(|e| CommandError::Invalid(e.to_string()))?;
-    let handles: Vec<_> = cwds
-        .into_iter()
-        .map(|(id, cwd)| {
-            tauri::async_runtime::spawn(async move {
-                let stats = fabric_session::git_turn::measure(&cwd).await;
-                (
-                    id,
-                    TurnChanges {
-                        files_changed: stats.files_changed,
-                        lines_added: stats.lines_added,
-                        lines_removed: stats.lines_removed,
-                    },
-                )
-            })
+    // The numbers the worker measured when it observed each session's last turn.
+    let turn_changes = status
+        .sessions
+        .iter()
+        .filter_map(|session| {
+            let turn = session.last_turn.as_ref()?;
+            Some((
+                session.id.clone(),
+                TurnChanges {
+                    files_changed: turn.files_changed.flatten(),
+                    lines_added: turn.lines_added.flatten(),
+                    lines_removed: turn.lines_removed.flatten(),
+                },
+            ))
         })
         .collect();
-    let mut turn_changes = BTreeMap::new();
-    for handle in handles {
-        if let Ok((id, changes)) = handle.await {
-            turn_changes.insert(id, changes);
-        }
-    }
     let hook_files = Host::ALL
         .into_iter()
         .map(|host| HostFile {
