@@ -16,13 +16,32 @@ pub fn pid_alive(pid: u32) -> bool {
         }
         // SAFETY: kill with signal 0 sends nothing; it only checks that the pid exists.
         let rc = unsafe { libc::kill(pid, 0) };
-        rc == 0 || std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM)
+        let exists = rc == 0 || std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM);
+        // A zombie (dead, not yet reaped by its parent) still answers signal 0.
+        exists && !is_zombie(pid as u32)
     }
     #[cfg(not(unix))]
     {
         let _ = pid;
         true
     }
+}
+
+/// Whether the process has exited but not been reaped (Linux: state `Z` in `/proc/<pid>/stat`).
+#[cfg(target_os = "linux")]
+fn is_zombie(pid: u32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .ok()
+        .and_then(|stat| {
+            let close = stat.rfind(')')?;
+            stat.get(close + 2..close + 3).map(|state| state == "Z")
+        })
+        .unwrap_or(false)
+}
+
+#[cfg(all(unix, not(target_os = "linux")))]
+fn is_zombie(_pid: u32) -> bool {
+    false
 }
 
 /// What we know of one process.
@@ -198,6 +217,20 @@ mod tests {
         assert_eq!(info.parent, parent_pid());
         assert!(same_process_alive(me, info.start_ticks));
         assert!(!same_process_alive(me, info.start_ticks + 1));
+    }
+
+    #[test]
+    fn an_unreaped_child_is_dead() {
+        let mut child = std::process::Command::new("true").spawn().unwrap();
+        let pid = child.id();
+        // Wait until it has exited without reaping it.
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        while !is_zombie(pid) {
+            assert!(std::time::Instant::now() < deadline, "child never exited");
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
+        assert!(!pid_alive(pid));
+        child.wait().unwrap();
     }
 
     #[test]
