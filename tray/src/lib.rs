@@ -1,0 +1,31 @@
+//! `fabric-tray`: the always-on tray of Fabric Companion.
+//!
+//! The tray shows the total unread count of the live sessions' project boards in its icon,
+//! lists Fabric's state, the live sessions and each host's hooks in its menu, raises a desktop
+//! notification when an idle session's count rises, and runs the watch-mail engine for the
+//! idle sessions. It never links a webview: the dashboard (`fabric-companion`) is a separate
+//! program started on demand.
+//!
+//! - [`model`]: the pure tray model (snapshot → view and notification decisions).
+//! - [`snapshot`]: reads one snapshot (library status, settings, hook-log failures).
+//! - [`icon`]: the icon's pixels (base art, count, grey, warning mark).
+//! - [`watcher`]: file events (notify crate), debounced into one refresh per burst.
+//! - [`background`]: one thread with a current-thread tokio runtime running the watch-mail
+//!   engine, the notifier and the Fabric pid check.
+//! - [`notifier`]: desktop notifications (notify-rust).
+//! - [`single_instance`], [`tray_host`], [`launcher`], [`clock`]: small platform helpers.
+//! - [`shell`]: the tao event loop and tray-icon glue.
+
+pub mod background;
+pub mod clock;
+pub mod icon;
+pub mod launcher;
+pub mod model;
+pub mod notifier;
+pub mod shell;
+pub mod single_instance;
+pub mod snapshot;
+pub mod tray_host;
+pub mod watcher;
+
+pub use shell::run;

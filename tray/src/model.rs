@@ -1,0 +1,740 @@
+//! The tray model: a pure function of (previous model, new snapshot, now).
+//!
+//! [`Snapshot`] is everything the tray shows, reduced from `fabric_session::status::Status`,
+//! the settings and the hook log (see [`crate::snapshot`]). [`decide`] turns it into a
+//! [`TrayView`] (icon state, menu lines, macOS title) and the notifications to raise or
+//! withdraw, keeping per-session counts and rate-limit state in [`Model`]. Nothing here
+//! touches a file, a clock or a display, so every rule is unit-tested.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use fabric_session::host::Host;
+
+/// At most one notification a minute per session.
+pub const RATE_LIMIT_SECS: u64 = 60;
+
+/// Fabric as the menu shows it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum FabricLine {
+    Running { origin: String },
+    Down { reason: String },
+}
+
+/// One host's registration and hook state.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HostView {
+    pub host: Host,
+    pub name: String,
+    /// A `fabric` MCP server is registered in this host.
+    pub registered: bool,
+    /// The library's hook state word: `installed`, `not-installed`, `stale`, `incomplete`,
+    /// `unreadable`.
+    pub hooks: String,
+}
+
+impl HostView {
+    /// Whether this host is wired to Fabric: `fabric` registered and our hooks in place.
+    pub fn wired(&self) -> bool {
+        self.registered && matches!(self.hooks.as_str(), "installed" | "incomplete")
+    }
+}
+
+/// One live session.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SessionView {
+    pub id: String,
+    pub host: Host,
+    pub project: String,
+    /// The last count the board gave (`None`: never read; unknown is not zero).
+    pub unread: Option<u64>,
+    pub in_turn: bool,
+}
+
+/// Everything the tray shows at one moment.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Snapshot {
+    pub fabric: FabricLine,
+    pub session_hooks_active: bool,
+    pub hosts: Vec<HostView>,
+    pub sessions: Vec<SessionView>,
+    /// A hook logged a failure (`refused …` or `outcome=unknown`) in the last hour.
+    pub recent_failure: bool,
+    /// Notifications may not be raised now (paused, turned off, or quiet hours).
+    pub notifications_muted: bool,
+    /// The Pause items set a pause that has not ended yet (Resume is enabled).
+    pub paused: bool,
+}
+
+/// What the icon shows.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Hash)]
+pub struct IconState {
+    /// Empty for no unread, `1`–`99`, then `99+`.
+    pub count_text: String,
+    pub greyed: bool,
+    pub warning: bool,
+}
+
+/// A menu action.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Action {
+    PauseHour,
+    PauseUntilTomorrow,
+    Resume,
+    OpenDashboard,
+    OpenHookLog,
+    Quit,
+}
+
+impl Action {
+    /// The menu item id.
+    pub fn id(self) -> &'static str {
+        match self {
+            Action::PauseHour => "pause-hour",
+            Action::PauseUntilTomorrow => "pause-tomorrow",
+            Action::Resume => "resume",
+            Action::OpenDashboard => "open-dashboard",
+            Action::OpenHookLog => "open-hook-log",
+            Action::Quit => "quit",
+        }
+    }
+
+    /// The action of a menu item id.
+    pub fn from_id(id: &str) -> Option<Action> {
+        [
+            Action::PauseHour,
+            Action::PauseUntilTomorrow,
+            Action::Resume,
+            Action::OpenDashboard,
+            Action::OpenHookLog,
+            Action::Quit,
+        ]
+        .into_iter()
+        .find(|a| a.id() == id)
+    }
+}
+
+/// One line of the menu.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum MenuLine {
+    /// A line that only informs (disabled).
+    Info(String),
+    Separator,
+    Item {
+        label: String,
+        action: Action,
+        enabled: bool,
+    },
+    Submenu {
+        label: String,
+        items: Vec<MenuLine>,
+    },
+}
+
+/// What the platform shell shows.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TrayView {
+    pub icon: IconState,
+    pub menu: Vec<MenuLine>,
+    /// The macOS menu-bar title (the count), `None` when nothing is unread.
+    pub title: Option<String>,
+}
+
+/// A notification to raise or withdraw.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum NotificationAction {
+    Raise {
+        session: String,
+        project: String,
+        unread: u64,
+    },
+    Withdraw {
+        session: String,
+    },
+}
+
+/// What the tray remembers between snapshots.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Model {
+    /// False until the first snapshot: the first counts are the baseline.
+    started: bool,
+    /// The last known count per live session (a `None` reading keeps the last count).
+    counts: BTreeMap<String, Option<u64>>,
+    /// When the last notification was raised per session (seconds).
+    last_raised: BTreeMap<String, u64>,
+    /// Sessions whose notification may still be on screen.
+    raised: BTreeSet<String>,
+}
+
+/// The result of [`decide`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Decision {
+    pub model: Model,
+    pub view: TrayView,
+    pub notifications: Vec<NotificationAction>,
+}
+
+/// The icon's count text: empty for 0, the number up to 99, then `99+`.
+pub fn count_text(total: u64) -> String {
+    match total {
+        0 => String::new(),
+        1..=99 => total.to_string(),
+        _ => "99+".to_string(),
+    }
+}
+
+/// The total unread count over the live sessions.
+pub fn total_unread(snapshot: &Snapshot) -> u64 {
+    snapshot.sessions.iter().filter_map(|s| s.unread).sum()
+}
+
+/// The icon state of a snapshot.
+pub fn icon_state(snapshot: &Snapshot) -> IconState {
+    let down = matches!(snapshot.fabric, FabricLine::Down { .. });
+    let wired = snapshot.hosts.iter().any(HostView::wired);
+    IconState {
+        count_text: count_text(total_unread(snapshot)),
+        greyed: down || !wired,
+        warning: snapshot.recent_failure,
+    }
+}
+
+fn host_hooks_words(hooks: &str) -> &'static str {
+    match hooks {
+        "installed" => "hooks installed",
+        "not-installed" => "hooks not installed",
+        "stale" => "hooks installed with a stale path",
+        "incomplete" => "hooks partly installed",
+        "unreadable" => "hooks config unreadable",
+        _ => "hooks unknown",
+    }
+}
+
+/// The menu line of one session: `<project> · <host> · N unread · idle|in a turn`.
+pub fn session_line(session: &SessionView) -> String {
+    let project = if session.project.is_empty() {
+        "?"
+    } else {
+        &session.project
+    };
+    let unread = match session.unread {
+        Some(n) => format!("{n} unread"),
+        None => "unread unknown".to_string(),
+    };
+    let activity = if session.in_turn { "in a turn" } else { "idle" };
+    format!(
+        "{project} · {} · {unread} · {activity}",
+        session.host.display_name()
+    )
+}
+
+/// The menu of a snapshot.
+pub fn menu_lines(snapshot: &Snapshot) -> Vec<MenuLine> {
+    let mut lines = Vec::new();
+    lines.push(MenuLine::Info(match &snapshot.fabric {
+        FabricLine::Running { origin } => format!("Fabric: running at {origin}"),
+        FabricLine::Down { reason } => format!("Fabric: down ({reason})"),
+    }));
+    lines.push(MenuLine::Separator);
+    if snapshot.sessions.is_empty() {
+        lines.push(MenuLine::Info("No live sessions".into()));
+    }
+    for session in &snapshot.sessions {
+        lines.push(MenuLine::Info(session_line(session)));
+    }
+    lines.push(MenuLine::Separator);
+    let hooks_word = if snapshot.session_hooks_active {
+        "Session hooks active"
+    } else {
+        "Session hooks inert"
+    };
+    for host in &snapshot.hosts {
+        let registered = if host.registered {
+            ""
+        } else {
+            " (fabric not registered)"
+        };
+        lines.push(MenuLine::Info(format!(
+            "{}: {}{registered} · {hooks_word}",
+            host.name,
+            host_hooks_words(&host.hooks)
+        )));
+    }
+    lines.push(MenuLine::Separator);
+    lines.push(MenuLine::Submenu {
+        label: if snapshot.paused {
+            "Notifications (paused)".into()
+        } else {
+            "Notifications".into()
+        },
+        items: vec![
+            MenuLine::Item {
+                label: "Pause 1 hour".into(),
+                action: Action::PauseHour,
+                enabled: true,
+            },
+            MenuLine::Item {
+                label: "Pause until tomorrow".into(),
+                action: Action::PauseUntilTomorrow,
+                enabled: true,
+            },
+            MenuLine::Item {
+                label: "Resume".into(),
+                action: Action::Resume,
+                enabled: snapshot.paused,
+            },
+        ],
+    });
+    lines.push(MenuLine::Item {
+        label: "Open Dashboard…".into(),
+        action: Action::OpenDashboard,
+        enabled: true,
+    });
+    lines.push(MenuLine::Item {
+        label: "Open hook log".into(),
+        action: Action::OpenHookLog,
+        enabled: true,
+    });
+    lines.push(MenuLine::Separator);
+    lines.push(MenuLine::Item {
+        label: "Quit".into(),
+        action: Action::Quit,
+        enabled: true,
+    });
+    lines
+}
+
+/// The view of a snapshot (no memory needed).
+pub fn view(snapshot: &Snapshot) -> TrayView {
+    let icon = icon_state(snapshot);
+    let title = (!icon.count_text.is_empty()).then(|| icon.count_text.clone());
+    TrayView {
+        icon,
+        menu: menu_lines(snapshot),
+        title,
+    }
+}
+
+/// The sessions the watch-mail engine should watch: live, idle sessions of a host with a
+/// `fabric` registration, while Session hooks are active.
+pub fn watch_set(snapshot: &Snapshot) -> BTreeMap<String, Host> {
+    if !snapshot.session_hooks_active {
+        return BTreeMap::new();
+    }
+    snapshot
+        .sessions
+        .iter()
+        .filter(|s| !s.in_turn)
+        .filter(|s| {
+            snapshot
+                .hosts
+                .iter()
+                .any(|h| h.host == s.host && h.registered)
+        })
+        .map(|s| (s.id.clone(), s.host))
+        .collect()
+}
+
+/// Decides the view and the notifications for `next`, given what `prev` remembers. `now` is
+/// in seconds (any epoch, only differences are used).
+pub fn decide(prev: &Model, next: &Snapshot, now: u64) -> Decision {
+    let mut model = Model {
+        started: true,
+        counts: BTreeMap::new(),
+        last_raised: prev.last_raised.clone(),
+        raised: prev.raised.clone(),
+    };
+    let mut notifications = Vec::new();
+    for session in &next.sessions {
+        let before = prev.counts.get(&session.id).copied();
+        // A board that cannot be read keeps its last count: unknown is not zero.
+        let known_before = before.flatten();
+        let count = session.unread.or(known_before);
+        model.counts.insert(session.id.clone(), count);
+        let Some(now_count) = session.unread else {
+            continue;
+        };
+        if now_count == 0 {
+            if model.raised.remove(&session.id) {
+                notifications.push(NotificationAction::Withdraw {
+                    session: session.id.clone(),
+                });
+            }
+            continue;
+        }
+        // The first snapshot is the baseline; a session seen later starts from zero.
+        let reference = match before {
+            Some(known) => known.unwrap_or(0),
+            None if prev.started => 0,
+            None => continue,
+        };
+        let rose = now_count > reference;
+        if !rose || session.in_turn || next.notifications_muted {
+            continue;
+        }
+        let limited = prev
+            .last_raised
+            .get(&session.id)
+            .is_some_and(|&at| now.saturating_sub(at) < RATE_LIMIT_SECS);
+        if limited {
+            continue;
+        }
+        model.last_raised.insert(session.id.clone(), now);
+        model.raised.insert(session.id.clone());
+        notifications.push(NotificationAction::Raise {
+            session: session.id.clone(),
+            project: session.project.clone(),
+            unread: now_count,
+        });
+    }
+    // Sessions that ended: withdraw what they raised, forget them.
+    let live: BTreeSet<&String> = next.sessions.iter().map(|s| &s.id).collect();
+    let gone: Vec<String> = model
+        .raised
+        .iter()
+        .filter(|id| !live.contains(id))
+        .cloned()
+        .collect();
+    for session in gone {
+        model.raised.remove(&session);
+        notifications.push(NotificationAction::Withdraw { session });
+    }
+    model.last_raised.retain(|id, _| live.contains(id));
+    Decision {
+        model,
+        view: view(next),
+        notifications,
+    }
+}
+
+/// The notification's summary and body: `N unread on the project board`, with the project.
+pub fn notification_text(project: &str, unread: u64) -> (String, String) {
+    let project = if project.is_empty() { "?" } else { project };
+    (
+        project.to_string(),
+        format!("{unread} unread on the project board"),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn host(host: Host, registered: bool, hooks: &str) -> HostView {
+        HostView {
+            host,
+            name: host.display_name().into(),
+            registered,
+            hooks: hooks.into(),
+        }
+    }
+
+    fn session(id: &str, unread: Option<u64>, in_turn: bool) -> SessionView {
+        SessionView {
+            id: id.into(),
+            host: Host::Claude,
+            project: "my-project".into(),
+            unread,
+            in_turn,
+        }
+    }
+
+    fn snapshot(sessions: Vec<SessionView>) -> Snapshot {
+        Snapshot {
+            fabric: FabricLine::Running {
+                origin: "http://127.0.0.1:47070".into(),
+            },
+            session_hooks_active: true,
+            hosts: vec![
+                host(Host::Claude, true, "installed"),
+                host(Host::Codex, false, "not-installed"),
+                host(Host::Kimi, true, "stale"),
+            ],
+            sessions,
+            recent_failure: false,
+            notifications_muted: false,
+            paused: false,
+        }
+    }
+
+    /// A model that has seen `sessions` (the baseline).
+    fn seen(sessions: Vec<SessionView>) -> Model {
+        decide(&Model::default(), &snapshot(sessions), 0).model
+    }
+
+    #[test]
+    fn count_rendering() {
+        assert_eq!(count_text(0), "");
+        assert_eq!(count_text(1), "1");
+        assert_eq!(count_text(99), "99");
+        assert_eq!(count_text(100), "99+");
+        let snap = snapshot(vec![
+            session("a", Some(60), false),
+            session("b", Some(40), true),
+            session("c", None, false),
+        ]);
+        assert_eq!(icon_state(&snap).count_text, "99+");
+        assert_eq!(view(&snap).title.as_deref(), Some("99+"));
+        assert_eq!(view(&snapshot(vec![])).title, None);
+    }
+
+    #[test]
+    fn grey_when_fabric_down_or_no_host_wired_and_warning_on_recent_failure() {
+        let mut snap = snapshot(vec![]);
+        assert!(!icon_state(&snap).greyed);
+        assert!(!icon_state(&snap).warning);
+        snap.fabric = FabricLine::Down {
+            reason: "no hub.json".into(),
+        };
+        assert!(icon_state(&snap).greyed);
+        let mut snap = snapshot(vec![]);
+        snap.hosts[0].hooks = "stale".into();
+        assert!(icon_state(&snap).greyed, "stale hooks are not wired");
+        snap.hosts[0].hooks = "installed".into();
+        snap.hosts[0].registered = false;
+        assert!(
+            icon_state(&snap).greyed,
+            "hooks without fabric are not wired"
+        );
+        let mut snap = snapshot(vec![]);
+        snap.recent_failure = true;
+        assert!(icon_state(&snap).warning);
+        assert!(!icon_state(&snap).greyed);
+    }
+
+    #[test]
+    fn menu_lines_show_fabric_sessions_hosts_and_actions() {
+        let snap = snapshot(vec![session("a", Some(3), false), session("b", None, true)]);
+        let lines = menu_lines(&snap);
+        let infos: Vec<&str> = lines
+            .iter()
+            .filter_map(|l| match l {
+                MenuLine::Info(text) => Some(text.as_str()),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(
+            infos,
+            [
+                "Fabric: running at http://127.0.0.1:47070",
+                "my-project · Claude Code · 3 unread · idle",
+                "my-project · Claude Code · unread unknown · in a turn",
+                "Claude Code: hooks installed · Session hooks active",
+                "Codex: hooks not installed (fabric not registered) · Session hooks active",
+                "Kimi Code: hooks installed with a stale path · Session hooks active",
+            ]
+        );
+        let items: Vec<(String, bool)> = lines
+            .iter()
+            .flat_map(|l| match l {
+                MenuLine::Item { label, enabled, .. } => vec![(label.clone(), *enabled)],
+                MenuLine::Submenu { items, .. } => items
+                    .iter()
+                    .filter_map(|i| match i {
+                        MenuLine::Item { label, enabled, .. } => Some((label.clone(), *enabled)),
+                        _ => None,
+                    })
+                    .collect(),
+                _ => vec![],
+            })
+            .collect();
+        let labels: Vec<&str> = items.iter().map(|(l, _)| l.as_str()).collect();
+        assert_eq!(
+            labels,
+            [
+                "Pause 1 hour",
+                "Pause until tomorrow",
+                "Resume",
+                "Open Dashboard…",
+                "Open hook log",
+                "Quit"
+            ]
+        );
+        assert!(!items[2].1, "Resume is disabled when not paused");
+
+        let mut down = snapshot(vec![]);
+        down.fabric = FabricLine::Down {
+            reason: "its process is gone".into(),
+        };
+        down.session_hooks_active = false;
+        down.paused = true;
+        let lines = menu_lines(&down);
+        assert_eq!(
+            lines[0],
+            MenuLine::Info("Fabric: down (its process is gone)".into())
+        );
+        assert!(lines.contains(&MenuLine::Info("No live sessions".into())));
+        assert!(lines.contains(&MenuLine::Info(
+            "Claude Code: hooks installed · Session hooks inert".into()
+        )));
+        let resume_enabled = lines.iter().any(|l| {
+            matches!(l, MenuLine::Submenu { label, items } if label == "Notifications (paused)"
+                && items.contains(&MenuLine::Item { label: "Resume".into(), action: Action::Resume, enabled: true }))
+        });
+        assert!(resume_enabled);
+    }
+
+    #[test]
+    fn action_ids_round_trip() {
+        for action in [
+            Action::PauseHour,
+            Action::PauseUntilTomorrow,
+            Action::Resume,
+            Action::OpenDashboard,
+            Action::OpenHookLog,
+            Action::Quit,
+        ] {
+            assert_eq!(Action::from_id(action.id()), Some(action));
+        }
+        assert_eq!(Action::from_id("nope"), None);
+    }
+
+    #[test]
+    fn first_snapshot_is_the_baseline() {
+        let d = decide(
+            &Model::default(),
+            &snapshot(vec![session("a", Some(4), false)]),
+            0,
+        );
+        assert!(d.notifications.is_empty());
+    }
+
+    #[test]
+    fn a_rise_of_an_idle_session_raises_one_notification() {
+        let model = seen(vec![session("a", Some(1), false)]);
+        let d = decide(&model, &snapshot(vec![session("a", Some(3), false)]), 100);
+        assert_eq!(
+            d.notifications,
+            [NotificationAction::Raise {
+                session: "a".into(),
+                project: "my-project".into(),
+                unread: 3
+            }]
+        );
+        // The same count again says nothing.
+        let again = decide(&d.model, &snapshot(vec![session("a", Some(3), false)]), 500);
+        assert!(again.notifications.is_empty());
+    }
+
+    #[test]
+    fn a_first_count_after_the_baseline_is_a_rise_from_zero() {
+        let model = seen(vec![session("a", None, false)]);
+        let d = decide(&model, &snapshot(vec![session("a", Some(2), false)]), 10);
+        assert_eq!(d.notifications.len(), 1);
+        // A session that appears after the start counts from zero too.
+        let d = decide(
+            &model,
+            &snapshot(vec![
+                session("a", None, false),
+                session("b", Some(1), false),
+            ]),
+            10,
+        );
+        assert_eq!(d.notifications.len(), 1);
+    }
+
+    #[test]
+    fn no_notification_in_a_turn_or_while_muted() {
+        let model = seen(vec![session("a", Some(1), false)]);
+        let d = decide(&model, &snapshot(vec![session("a", Some(5), true)]), 100);
+        assert!(d.notifications.is_empty());
+        let mut muted = snapshot(vec![session("a", Some(5), false)]);
+        muted.notifications_muted = true;
+        let d = decide(&model, &muted, 100);
+        assert!(d.notifications.is_empty());
+        // The count is remembered: resuming later does not replay the rise.
+        let d = decide(&d.model, &snapshot(vec![session("a", Some(5), false)]), 200);
+        assert!(d.notifications.is_empty());
+    }
+
+    #[test]
+    fn at_most_one_a_minute_per_session() {
+        let model = seen(vec![session("a", Some(1), false)]);
+        let d = decide(&model, &snapshot(vec![session("a", Some(2), false)]), 1000);
+        assert_eq!(d.notifications.len(), 1);
+        let d = decide(
+            &d.model,
+            &snapshot(vec![session("a", Some(3), false)]),
+            1030,
+        );
+        assert!(d.notifications.is_empty(), "30 s later: rate limited");
+        let d = decide(
+            &d.model,
+            &snapshot(vec![session("a", Some(4), false)]),
+            1061,
+        );
+        assert_eq!(d.notifications.len(), 1, "61 s after the first");
+        // Another session has its own limit.
+        let d = decide(
+            &d.model,
+            &snapshot(vec![
+                session("a", Some(4), false),
+                session("b", Some(1), false),
+            ]),
+            1062,
+        );
+        assert_eq!(d.notifications.len(), 1);
+    }
+
+    #[test]
+    fn a_fall_says_nothing_and_zero_withdraws() {
+        let model = seen(vec![session("a", Some(1), false)]);
+        let d = decide(&model, &snapshot(vec![session("a", Some(5), false)]), 100);
+        let d = decide(&d.model, &snapshot(vec![session("a", Some(2), false)]), 200);
+        assert!(d.notifications.is_empty(), "a fall says nothing");
+        let d = decide(&d.model, &snapshot(vec![session("a", Some(0), false)]), 300);
+        assert_eq!(
+            d.notifications,
+            [NotificationAction::Withdraw {
+                session: "a".into()
+            }]
+        );
+        let d = decide(&d.model, &snapshot(vec![session("a", Some(0), false)]), 400);
+        assert!(d.notifications.is_empty(), "withdrawn once");
+        // Zero without a notification on screen withdraws nothing.
+        let model = seen(vec![session("b", Some(1), false)]);
+        let d = decide(&model, &snapshot(vec![session("b", Some(0), false)]), 100);
+        assert!(d.notifications.is_empty());
+    }
+
+    #[test]
+    fn an_unknown_count_keeps_the_last_one_and_an_ended_session_withdraws() {
+        let model = seen(vec![session("a", Some(2), false)]);
+        let d = decide(&model, &snapshot(vec![session("a", None, false)]), 100);
+        assert!(d.notifications.is_empty());
+        let d = decide(&d.model, &snapshot(vec![session("a", Some(2), false)]), 200);
+        assert!(d.notifications.is_empty(), "unknown is not zero");
+        let d = decide(&d.model, &snapshot(vec![session("a", Some(3), false)]), 300);
+        assert_eq!(d.notifications.len(), 1);
+        let d = decide(&d.model, &snapshot(vec![]), 400);
+        assert_eq!(
+            d.notifications,
+            [NotificationAction::Withdraw {
+                session: "a".into()
+            }]
+        );
+    }
+
+    #[test]
+    fn watch_set_is_idle_registered_sessions_while_hooks_are_active() {
+        let mut snap = snapshot(vec![
+            session("idle", Some(1), false),
+            session("busy", Some(1), true),
+            SessionView {
+                host: Host::Codex,
+                ..session("codex", None, false)
+            },
+        ]);
+        let set = watch_set(&snap);
+        assert_eq!(set.keys().collect::<Vec<_>>(), ["idle"]);
+        snap.session_hooks_active = false;
+        assert!(watch_set(&snap).is_empty());
+    }
+
+    #[test]
+    fn notification_text_names_the_project() {
+        assert_eq!(
+            notification_text("proj", 3),
+            ("proj".into(), "3 unread on the project board".into())
+        );
+    }
+}

@@ -1,0 +1,293 @@
+//! Reads one [`crate::model::Snapshot`]: the library's status, the settings, and
+//! whether a hook logged a failure in the last hour. The reduction itself ([`reduce`]) is
+//! pure; [`read`] only gathers the inputs.
+
+use std::io::{Read, Seek, SeekFrom};
+use std::path::Path;
+
+use fabric_session::paths::Paths;
+use fabric_session::settings::{self, Settings};
+use fabric_session::status::{self, Status};
+
+use crate::clock;
+use crate::model::{FabricLine, HostView, SessionView, Snapshot};
+
+/// How far back a hook failure shows the warning mark.
+pub const FAILURE_WINDOW_SECS: i64 = 3600;
+/// How much of the end of the hook log is read (the log rotates at 1 MB).
+const LOG_TAIL_BYTES: u64 = 64 * 1024;
+
+/// Gathers the inputs and reduces them.
+pub fn read(paths: &Paths, now: i64) -> Snapshot {
+    let status = status::collect(paths, None);
+    let settings = settings::load(&settings::settings_path(paths));
+    let recent_failure = recent_failure(&paths.hook_log(), now);
+    reduce(&status, &settings, recent_failure, now)
+}
+
+/// The snapshot of `status` and `settings` at `now`.
+pub fn reduce(status: &Status, settings: &Settings, recent_failure: bool, now: i64) -> Snapshot {
+    let fabric = match status.fabric.state {
+        "running" => FabricLine::Running {
+            origin: status.fabric.origin.clone().unwrap_or_default(),
+        },
+        _ => FabricLine::Down {
+            reason: status.fabric.down_reason.unwrap_or("unknown").to_string(),
+        },
+    };
+    let hosts = status
+        .hosts
+        .iter()
+        .map(|h| HostView {
+            host: h.host,
+            name: h.name.to_string(),
+            registered: h.fabric_registered,
+            hooks: h.hooks.state.to_string(),
+        })
+        .collect();
+    let sessions = status
+        .sessions
+        .iter()
+        .map(|s| SessionView {
+            id: s.id.clone(),
+            host: s.host,
+            project: s.project.clone(),
+            unread: s.board.as_ref().map(|b| b.unread),
+            in_turn: s.in_turn,
+        })
+        .collect();
+    let paused = paused_until(settings).is_some_and(|until| until > now);
+    let quiet = settings
+        .quiet_hours
+        .as_ref()
+        .is_some_and(|q| q.contains(clock::local_minute_of_day(now)));
+    Snapshot {
+        fabric,
+        session_hooks_active: status.session_hooks == "active",
+        hosts,
+        sessions,
+        recent_failure,
+        notifications_muted: paused || quiet || !settings.notifications,
+        paused,
+    }
+}
+
+/// When the pause ends (Unix seconds), if one is set.
+pub fn paused_until(settings: &Settings) -> Option<i64> {
+    settings
+        .notifications_paused_until
+        .as_deref()
+        .and_then(clock::parse_rfc3339)
+}
+
+/// Whether `line` is a hook failure (`refused …` or `outcome=unknown`) logged at or after
+/// `since`. A line is `<time> <event> <host> <session> <outcome> [detail]`.
+pub fn is_failure_since(line: &str, since: i64) -> bool {
+    let mut words = line.split_whitespace();
+    let (Some(time), Some(_event), Some(_host), Some(_session), Some(outcome)) = (
+        words.next(),
+        words.next(),
+        words.next(),
+        words.next(),
+        words.next(),
+    ) else {
+        return false;
+    };
+    (outcome == "refused" || outcome == "outcome=unknown")
+        && clock::parse_rfc3339(time).is_some_and(|t| t >= since)
+}
+
+/// Whether the hook log's tail holds a failure of the last hour.
+pub fn recent_failure(log: &Path, now: i64) -> bool {
+    let Ok(mut file) = std::fs::File::open(log) else {
+        return false;
+    };
+    let len = file.metadata().map(|m| m.len()).unwrap_or(0);
+    if len > LOG_TAIL_BYTES && file.seek(SeekFrom::Start(len - LOG_TAIL_BYTES)).is_err() {
+        return false;
+    }
+    let mut bytes = Vec::new();
+    if file.take(LOG_TAIL_BYTES).read_to_end(&mut bytes).is_err() {
+        return false;
+    }
+    let since = now - FAILURE_WINDOW_SECS;
+    String::from_utf8_lossy(&bytes)
+        .lines()
+        .any(|line| is_failure_since(line, since))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use fabric_session::board::BoardState;
+    use fabric_session::host::Host;
+    use fabric_session::spool::{BoardRecord, SessionId, SessionRecord, Spool};
+
+    fn paths_in(home: &Path) -> Paths {
+        let fabric_dir = home.join("share/passioncode-fabric");
+        Paths {
+            home: home.to_path_buf(),
+            services_dir: fabric_dir.join("services"),
+            fabric_dir,
+            cache_dir: home.join("cache/fabric-companion"),
+            data_dir: home.join("share/fabric-companion"),
+            config_dir: home.join("config/fabric-companion"),
+        }
+    }
+
+    #[test]
+    fn read_reduces_the_library_status_settings_and_log() {
+        let dir = tempfile::tempdir().unwrap();
+        let paths = paths_in(dir.path());
+        let now = clock::now_unix();
+        // Fabric down, nothing registered, no sessions.
+        let snap = read(&paths, now);
+        assert!(matches!(snap.fabric, FabricLine::Down { .. }));
+        assert!(!snap.session_hooks_active);
+        assert!(snap.sessions.is_empty());
+        assert_eq!(snap.hosts.len(), 3);
+        assert!(snap.hosts.iter().all(|h| !h.registered));
+
+        // Fabric running (this process) with session hooks, Claude Code registered, a live
+        // session (hosted by this process) with a count, a fresh failure, a pause.
+        std::fs::create_dir_all(&paths.fabric_dir).unwrap();
+        std::fs::write(
+            paths.hub_json(),
+            format!(
+                r#"{{"protocol":"fabric-hub/0.1","origin":"http://127.0.0.1:47070","pid":{},"features":["session-hooks/1"]}}"#,
+                std::process::id()
+            ),
+        )
+        .unwrap();
+        std::fs::write(
+            dir.path().join(".claude.json"),
+            r#"{"mcpServers":{"fabric":{"command":"fabric-mcp"}}}"#,
+        )
+        .unwrap();
+        let id = SessionId::new("s-1").unwrap();
+        let spool = Spool::new(&paths.sessions_dir(), &id);
+        spool
+            .write_session(&SessionRecord {
+                host: Host::Claude,
+                project: "alpha".into(),
+                started_at: clock::format_rfc3339(now),
+                host_pid: std::process::id(),
+                host_start_ticks: 0,
+                cwd: None,
+            })
+            .unwrap();
+        spool
+            .write_board(&BoardRecord {
+                unread: 7,
+                state: BoardState::Ready,
+                observed_at: clock::format_rfc3339(now),
+            })
+            .unwrap();
+        std::fs::write(
+            paths.hook_log(),
+            format!(
+                "{} stop claude s-1 refused fenced\n",
+                clock::format_rfc3339(now - 60)
+            ),
+        )
+        .unwrap();
+        std::fs::create_dir_all(&paths.config_dir).unwrap();
+        std::fs::write(
+            settings::settings_path(&paths),
+            format!(
+                r#"{{"notificationsPausedUntil":"{}"}}"#,
+                clock::format_rfc3339(now + 600)
+            ),
+        )
+        .unwrap();
+        let snap = read(&paths, now);
+        assert_eq!(
+            snap.fabric,
+            FabricLine::Running {
+                origin: "http://127.0.0.1:47070".into()
+            }
+        );
+        assert!(snap.session_hooks_active);
+        assert!(snap.hosts[0].registered);
+        assert_eq!(snap.hosts[0].hooks, "not-installed");
+        assert_eq!(snap.sessions.len(), 1);
+        assert_eq!(snap.sessions[0].unread, Some(7));
+        assert_eq!(snap.sessions[0].project, "alpha");
+        assert!(!snap.sessions[0].in_turn);
+        assert!(snap.recent_failure);
+        assert!(snap.paused && snap.notifications_muted);
+        // Not wired (hooks not installed): grey, with the count and the warning.
+        let icon = crate::model::icon_state(&snap);
+        assert!(icon.greyed && icon.warning);
+        assert_eq!(icon.count_text, "7");
+        // An hour and more later the failure and the pause are over.
+        let later = read(&paths, now + 3700);
+        assert!(!later.recent_failure && !later.paused && !later.notifications_muted);
+        // Quiet hours (all day here) and notifications turned off mute without a pause.
+        std::fs::write(
+            settings::settings_path(&paths),
+            r#"{"quietHours":{"start":"00:00","end":"23:59"}}"#,
+        )
+        .unwrap();
+        let quiet = read(&paths, now);
+        let minute = clock::local_minute_of_day(now);
+        assert_eq!(quiet.notifications_muted, minute < 23 * 60 + 59);
+        assert!(!quiet.paused);
+        std::fs::write(
+            settings::settings_path(&paths),
+            r#"{"notifications":false}"#,
+        )
+        .unwrap();
+        let off = read(&paths, now);
+        assert!(off.notifications_muted && !off.paused);
+    }
+
+    #[test]
+    fn failures_are_refusals_and_unknown_outcomes_of_the_last_hour() {
+        let now = clock::parse_rfc3339("2026-12-02T12:00:00Z").unwrap();
+        let since = now - FAILURE_WINDOW_SECS;
+        assert!(is_failure_since(
+            "2026-12-02T11:30:00Z stop claude s1 refused fenced",
+            since
+        ));
+        assert!(is_failure_since(
+            "2026-12-02T11:59:59Z worker claude s1 outcome=unknown deadline",
+            since
+        ));
+        assert!(!is_failure_since(
+            "2026-12-02T10:59:59Z stop claude s1 refused fenced",
+            since
+        ));
+        assert!(!is_failure_since(
+            "2026-12-02T11:30:00Z stop claude s1 ok unread=3",
+            since
+        ));
+        assert!(!is_failure_since("garbage", since));
+
+        let dir = tempfile::tempdir().unwrap();
+        let log = dir.path().join("hooks.log");
+        assert!(!recent_failure(&log, now));
+        std::fs::write(
+            &log,
+            "2026-12-02T11:00:01Z stop claude s1 ok\n2026-12-02T11:10:00Z worker claude s1 outcome=unknown\n",
+        )
+        .unwrap();
+        assert!(recent_failure(&log, now));
+        assert!(!recent_failure(&log, now + 3600));
+    }
+
+    #[test]
+    fn pause_quiet_hours_and_off_mute_notifications() {
+        let now = 1_790_000_000;
+        let settings = Settings {
+            notifications_paused_until: Some(clock::format_rfc3339(now + 60)),
+            ..Settings::default()
+        };
+        assert_eq!(paused_until(&settings), Some(now + 60));
+        let off = Settings {
+            notifications: false,
+            ..Settings::default()
+        };
+        assert!(paused_until(&off).is_none());
+    }
+}
