@@ -1,6 +1,30 @@
 #!/usr/bin/env bash
-# Builds the release binaries and starts the app. Until the tray lands this shows status.
+# Runs the app: installs the system packages it needs (Debian/Ubuntu), builds the dashboard's
+# front end and the release binaries, and starts the tray (which opens the dashboard on
+# demand and keeps the stable copy of fabric-session current for the hooks).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-cargo build --release -p fabric-session
-exec target/release/fabric-session status
+
+packages=(git pkg-config build-essential libssl-dev libwebkit2gtk-4.1-dev libgtk-3-dev
+  librsvg2-dev libayatana-appindicator3-dev libxdo-dev)
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ "${#missing[@]}" -gt 0 ]; then
+  sudo=""
+  [ "$(id -u)" = 0 ] || sudo=sudo
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+(cd ui && npm ci --no-audit --no-fund --loglevel=error && npm run build)
+cargo build --release --locked -p fabric-session -p fabric-tray -p fabric-companion
+
+if [ -z "${DISPLAY:-}${WAYLAND_DISPLAY:-}" ]; then
+  echo "No graphical session (DISPLAY is not set): the tray needs one." >&2
+  echo "The hooks work without it: target/release/fabric-session status" >&2
+  exec target/release/fabric-session status
+fi
+# fabric-companion and fabric-session sit next to the tray, where it looks for them.
+exec target/release/fabric-tray

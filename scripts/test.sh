@@ -6,13 +6,13 @@
 # tauri-driver).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-root=$PWD
 
 # ---- system packages (installed only when missing) ---------------------------------------
 packages=(
   git pkg-config build-essential libssl-dev
-  libwebkit2gtk-4.1-dev librsvg2-dev libayatana-appindicator3-dev libxdo-dev
-  xvfb xauth x11-utils xdotool imagemagick dbus-x11 dunst trayer webkit2gtk-driver chromium
+  libwebkit2gtk-4.1-dev libgtk-3-dev librsvg2-dev libayatana-appindicator3-dev libxdo-dev
+  xvfb xauth x11-utils xdotool imagemagick dbus dbus-x11 dunst trayer webkit2gtk-driver chromium
+  python3
 )
 missing=()
 for p in "${packages[@]}"; do
@@ -37,15 +37,18 @@ echo "== ui: npm ci, build, unit tests"
 (cd ui && npm ci --no-audit --no-fund --loglevel=error && npm run build && npm test)
 
 # ---- Rust ---------------------------------------------------------------------------------
+target_dir=$(cargo metadata --format-version 1 --no-deps \
+  | python3 -c 'import json, sys; print(json.load(sys.stdin)["target_directory"])')
 echo "== cargo fmt --check"
 cargo fmt --all -- --check
 echo "== cargo clippy (warnings denied)"
 cargo clippy --workspace --all-targets --locked -- -D warnings
 echo "== cargo test"
-cargo test --workspace --locked
+# The tray's end-to-end test opens the real dashboard (built by this same cargo test).
+FABRIC_E2E_COMPANION="$target_dir/debug/fabric-companion" cargo test --workspace --locked
 
 # ---- browser and end-to-end ---------------------------------------------------------------
 echo "== ui: browser tests (Chromium, IPC mocked)"
 (cd ui && npm run test:browser)
 echo "== dashboard end to end (WebKit webview through tauri-driver)"
-FABRIC_E2E_BIN_DIR="$root/target/debug" bash tests/e2e-dashboard/run.sh
+FABRIC_E2E_BIN_DIR="$target_dir/debug" bash tests/e2e-dashboard/run.sh
