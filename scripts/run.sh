@@ -7,16 +7,8 @@ cd "$(dirname "$0")/.."
 
 packages=(git pkg-config build-essential libssl-dev libwebkit2gtk-4.1-dev libgtk-3-dev
   librsvg2-dev libayatana-appindicator3-dev libxdo-dev)
-missing=()
-for p in "${packages[@]}"; do
-  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
-done
-if [ "${#missing[@]}" -gt 0 ]; then
-  sudo=""
-  [ "$(id -u)" = 0 ] || sudo=sudo
-  $sudo apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
-fi
+. scripts/packages.sh
+ensure_packages "${packages[@]}"
 
 (cd ui && npm ci --no-audit --no-fund --loglevel=error && npm run build)
 cargo build --release --locked -p fabric-session -p fabric-tray -p fabric-companion
