@@ -34,6 +34,8 @@ echo "== cargo fmt --check"
 cargo fmt --all -- --check
 echo "== cargo clippy (warnings denied)"
 cargo clippy --workspace --all-targets --locked -- -D warnings
+echo "== cargo build (the binaries the end-to-end tests start)"
+cargo build --workspace --locked
 echo "== cargo test"
 # The tray's end-to-end test opens the real dashboard (built by this same cargo test).
 FABRIC_E2E_COMPANION="$target_dir/debug/fabric-companion" cargo test --workspace --locked
