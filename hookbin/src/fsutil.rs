@@ -29,6 +29,27 @@ pub fn read_bounded(path: &Path, limit: u64) -> io::Result<Option<Vec<u8>>> {
     }
 }
 
+/// Reads a small JSON file; `None` when it is missing, unreadable, too large or not `T`.
+pub fn read_json<T: for<'de> serde::Deserialize<'de>>(path: &Path, limit: u64) -> Option<T> {
+    let bytes = read_bounded(path, limit).ok()??;
+    serde_json::from_slice(&bytes).ok()
+}
+
+/// Opens (creating it with mode 0600 if needed) a file of ours for appending, or for writing
+/// in place (lock files).
+pub fn open_private(path: &Path, append: bool) -> io::Result<File> {
+    let mut options = OpenOptions::new();
+    if append {
+        options.append(true);
+    } else {
+        options.write(true);
+    }
+    options.create(true);
+    #[cfg(unix)]
+    options.mode(PRIVATE_FILE_MODE);
+    options.open(path)
+}
+
 /// Creates `dir` and its missing parents, new ones with mode 0700.
 pub fn create_private_dir(dir: &Path) -> io::Result<()> {
     let mut builder = fs::DirBuilder::new();

@@ -6,7 +6,7 @@
 //! mode 0600, appended under an exclusive lock so concurrent hooks never tear a line, and
 //! rotated to `hooks.log.1` when it reaches 1 MB.
 
-use std::fs::{self, File, OpenOptions};
+use std::fs::{self, File};
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
@@ -90,7 +90,7 @@ pub fn append_line(log: &Path, line: &str) -> io::Result<()> {
         fsutil::create_private_dir(dir)?;
     }
     for _ in 0..4 {
-        let file = open_for_append(log)?;
+        let file = fsutil::open_private(log, true)?;
         file.lock()?;
         // Another writer may have rotated the file between our open and our lock.
         if !same_file(&file, log) {
@@ -105,17 +105,6 @@ pub fn append_line(log: &Path, line: &str) -> io::Result<()> {
         return Ok(());
     }
     Err(io::Error::other("the hook log kept moving"))
-}
-
-fn open_for_append(log: &Path) -> io::Result<File> {
-    let mut options = OpenOptions::new();
-    options.append(true).create(true);
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::OpenOptionsExt;
-        options.mode(fsutil::PRIVATE_FILE_MODE);
-    }
-    options.open(log)
 }
 
 #[cfg(unix)]

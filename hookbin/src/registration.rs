@@ -111,8 +111,7 @@ fn has_fabric_in(path: &Path) -> bool {
 }
 
 fn read_json<T: for<'de> Deserialize<'de>>(path: &Path) -> Option<T> {
-    let bytes = fsutil::read_bounded(path, CONFIG_LIMIT).ok()??;
-    serde_json::from_slice(&bytes).ok()
+    fsutil::read_json(path, CONFIG_LIMIT)
 }
 
 #[cfg(test)]

@@ -99,11 +99,7 @@ pub fn settings_path(paths: &Paths) -> PathBuf {
 
 /// Reads the settings; defaults when the file is missing or does not parse.
 pub fn load(path: &Path) -> Settings {
-    fsutil::read_bounded(path, SETTINGS_LIMIT)
-        .ok()
-        .flatten()
-        .and_then(|bytes| serde_json::from_slice(&bytes).ok())
-        .unwrap_or_default()
+    fsutil::read_json(path, SETTINGS_LIMIT).unwrap_or_default()
 }
 
 /// Writes the settings atomically, keeping keys this version does not know. A file that

@@ -169,14 +169,13 @@ impl Spool {
     }
 
     fn read_json<T: for<'de> Deserialize<'de>>(&self, name: &str) -> Option<T> {
-        let bytes = fsutil::read_bounded(&self.file(name), SMALL_FILE_LIMIT).ok()??;
-        serde_json::from_slice(&bytes).ok()
+        fsutil::read_json(&self.file(name), SMALL_FILE_LIMIT)
     }
 
     /// Takes the spool's lock (a blocking exclusive lock on `spool.lock`).
     pub fn lock(&self) -> io::Result<File> {
         self.ensure()?;
-        let file = open_private(&self.file("spool.lock"), false)?;
+        let file = fsutil::open_private(&self.file("spool.lock"), false)?;
         file.lock()?;
         Ok(file)
     }
@@ -184,7 +183,7 @@ impl Spool {
     /// Tries to take the worker's lock (`worker.lock`) without waiting.
     pub fn try_worker_lock(&self) -> io::Result<Option<File>> {
         self.ensure()?;
-        let file = open_private(&self.file("worker.lock"), false)?;
+        let file = fsutil::open_private(&self.file("worker.lock"), false)?;
         match file.try_lock() {
             Ok(()) => Ok(Some(file)),
             Err(fs::TryLockError::WouldBlock) => Ok(None),
@@ -237,7 +236,7 @@ impl Spool {
                 PRIVATE_FILE_MODE,
             )?;
         } else {
-            let mut file = open_private(&self.file("turns.jsonl"), true)?;
+            let mut file = fsutil::open_private(&self.file("turns.jsonl"), true)?;
             file.write_all(line.as_bytes())?;
         }
         Ok(entry)
@@ -429,22 +428,6 @@ pub fn prune_stale(sessions_dir: &Path, keep: Option<&SessionId>) -> usize {
 fn read_number(path: &Path) -> Option<u64> {
     let bytes = fsutil::read_bounded(path, 64).ok()??;
     std::str::from_utf8(&bytes).ok()?.trim().parse().ok()
-}
-
-fn open_private(path: &Path, append: bool) -> io::Result<File> {
-    let mut options = OpenOptions::new();
-    if append {
-        options.append(true);
-    } else {
-        options.write(true);
-    }
-    options.create(true);
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::OpenOptionsExt;
-        options.mode(PRIVATE_FILE_MODE);
-    }
-    options.open(path)
 }
 
 #[cfg(test)]
