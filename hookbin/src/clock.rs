@@ -33,7 +33,7 @@ pub fn now_stamp() -> String {
         .format(format_description!(
             "[year][month][day]T[hour][minute][second]Z"
         ))
-        .unwrap_or_default()
+        .unwrap_or_else(|_| "00000000T000000Z".into())
 }
 
 /// Parses an RFC 3339 time.

@@ -366,7 +366,7 @@ pub fn apply(
         script,
         paths,
         expected_sha256,
-        &utc_stamp(),
+        &crate::clock::now_stamp(),
     )
 }
 
@@ -484,14 +484,6 @@ pub fn sha256_hex(bytes: &[u8]) -> String {
         .iter()
         .map(|b| format!("{b:02x}"))
         .collect()
-}
-
-/// The backup stamp: `YYYYMMDDTHHMMSSZ`, UTC.
-pub fn utc_stamp() -> String {
-    let format = time::macros::format_description!("[year][month][day]T[hour][minute][second]Z");
-    time::OffsetDateTime::now_utc()
-        .format(&format)
-        .unwrap_or_else(|_| "00000000T000000Z".into())
 }
 
 // ---- internals shared by the formats ----
@@ -978,7 +970,7 @@ mod tests {
             sha256_hex(b"abc"),
             "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
         );
-        let stamp = utc_stamp();
+        let stamp = crate::clock::now_stamp();
         assert_eq!(stamp.len(), 16, "{stamp}");
         assert!(
             stamp.ends_with('Z') && stamp.as_bytes()[8] == b'T',
