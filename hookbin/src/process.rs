@@ -27,21 +27,10 @@ pub fn pid_alive(pid: u32) -> bool {
     }
 }
 
-/// Whether the process has exited but not been reaped (Linux: state `Z` in `/proc/<pid>/stat`).
-#[cfg(target_os = "linux")]
+/// Whether the process has exited but not been reaped (state `Z`; Linux only).
+#[cfg(unix)]
 fn is_zombie(pid: u32) -> bool {
-    std::fs::read_to_string(format!("/proc/{pid}/stat"))
-        .ok()
-        .and_then(|stat| {
-            let close = stat.rfind(')')?;
-            stat.get(close + 2..close + 3).map(|state| state == "Z")
-        })
-        .unwrap_or(false)
-}
-
-#[cfg(all(unix, not(target_os = "linux")))]
-fn is_zombie(_pid: u32) -> bool {
-    false
+    process_info(pid).is_some_and(|info| info.state == 'Z')
 }
 
 /// What we know of one process.
@@ -51,6 +40,8 @@ pub struct ProcessInfo {
     pub parent: u32,
     /// The kernel's short name (`comm`).
     pub name: String,
+    /// The kernel's one-letter state (`R`, `S`, `Z`, …); `?` where unknown.
+    pub state: char,
     /// Clock ticks since boot at which the process started (Linux); 0 where unknown.
     pub start_ticks: u64,
 }
@@ -64,12 +55,14 @@ pub fn process_info(pid: u32) -> Option<ProcessInfo> {
     let close = stat.rfind(')')?;
     let name = stat.get(open + 1..close)?.to_string();
     let rest: Vec<&str> = stat.get(close + 2..)?.split(' ').collect();
+    let state = rest.first()?.chars().next()?;
     let parent = rest.get(1)?.parse().ok()?;
     let start_ticks = rest.get(19)?.parse().ok()?;
     Some(ProcessInfo {
         pid,
         parent,
         name,
+        state,
         start_ticks,
     })
 }
@@ -86,6 +79,7 @@ pub fn process_info(pid: u32) -> Option<ProcessInfo> {
         pid,
         parent,
         name,
+        state: '?',
         start_ticks: 0,
     })
 }
