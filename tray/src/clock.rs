@@ -1,8 +1,8 @@
 //! Time helpers: now as Unix seconds, RFC 3339 in and out, and the local wall clock (through
 //! `localtime_r`, which is safe in a threaded process, unlike reading the offset via `time`).
 
+use fabric_session::clock as lib_clock;
 use time::OffsetDateTime;
-use time::format_description::well_known::Rfc3339;
 
 /// Seconds since the Unix epoch.
 pub fn now_unix() -> i64 {
@@ -11,16 +11,13 @@ pub fn now_unix() -> i64 {
 
 /// Parses RFC 3339 into Unix seconds.
 pub fn parse_rfc3339(text: &str) -> Option<i64> {
-    OffsetDateTime::parse(text.trim(), &Rfc3339)
-        .ok()
-        .map(OffsetDateTime::unix_timestamp)
+    lib_clock::parse_rfc3339(text.trim()).map(OffsetDateTime::unix_timestamp)
 }
 
 /// Formats Unix seconds as RFC 3339 (UTC).
 pub fn format_rfc3339(unix: i64) -> String {
     OffsetDateTime::from_unix_timestamp(unix)
-        .ok()
-        .and_then(|t| t.format(&Rfc3339).ok())
+        .map(lib_clock::rfc3339)
         .unwrap_or_default()
 }
 
