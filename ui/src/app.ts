@@ -1,5 +1,6 @@
 // The app shell: a keyboard-navigable tab list over the five views, data loaded through
-// `api`, and live updates from the Rust side's events (the page never polls).
+// `api`, and live updates from the Rust side's events (the page never polls). Every view
+// patches itself in place on an event, so focus, selection, typing and scroll survive it.
 
 import { errorText, type Api } from './api';
 import { h } from './dom';
@@ -35,6 +36,10 @@ export function startApp(root: HTMLElement, api: Api): App {
     h('main', {}, errorBar, ...panels),
   );
   const panel = (v: ViewName) => panels[VIEWS.indexOf(v)]!;
+  const hooks = new HooksView(panel('hooks'), api);
+  hooks.bind();
+  const log = new LogView(panel('log'));
+  const settings = new SettingsView(panel('settings'), api);
 
   const show = (view: ViewName) => {
     VIEWS.forEach((v, i) => {
@@ -44,6 +49,7 @@ export function startApp(root: HTMLElement, api: Api): App {
       panels[i]!.hidden = !selected;
     });
     document.title = `${LABELS[view]} · Fabric Companion`;
+    if (view === 'log') log.shown();
   };
   tabs.forEach((tab, i) => {
     tab.addEventListener('click', () => show(VIEWS[i]!));
@@ -63,10 +69,6 @@ export function startApp(root: HTMLElement, api: Api): App {
     errorBar.hidden = false;
     errorBar.textContent = `Could not read ${what}: ${errorText(error)}`;
   };
-  const hooks = new HooksView(panel('hooks'), api);
-  hooks.bind();
-  const log = new LogView(panel('log'));
-  const settings = new SettingsView(panel('settings'), api);
 
   const loadStatus = () =>
     api.getStatus().then((view) => {

@@ -4,7 +4,7 @@
 // between is refused and left untouched.
 
 import { errorText, type Api } from '../api';
-import { badge, h } from '../dom';
+import { badge, h, patchChildren } from '../dom';
 import type { HostStatus, Operation, PlanView, StatusView } from '../types';
 
 const CODEX_TRUST =
@@ -39,7 +39,11 @@ export class HooksView {
 
   update(view: StatusView): void {
     this.view = view;
-    this.hostsEl.replaceChildren(...view.status.hosts.map((host) => this.hostCard(host)));
+    // Patched in place: a focused Install/Remove button stays focused across status events.
+    patchChildren(
+      this.hostsEl,
+      view.status.hosts.map((host) => this.hostCard(host)),
+    );
   }
 
   private hostCard(host: HostStatus): HTMLElement {
@@ -47,7 +51,7 @@ export class HooksView {
     const installed = host.hooks.state !== 'not-installed';
     return h(
       'section',
-      { class: 'card', 'data-host': host.host, 'aria-labelledby': `host-${host.host}` },
+      { key: `host:${host.host}`, class: 'card', 'data-host': host.host, 'aria-labelledby': `host-${host.host}` },
       h('h2', { id: `host-${host.host}` }, host.name),
       h(
         'dl',
@@ -72,7 +76,7 @@ export class HooksView {
     );
   }
 
-  /** Wires the buttons (call once; cards are re-rendered under the same root). */
+  /** Wires the buttons (call once; cards are patched under the same root, never given listeners). */
   bind(): void {
     this.hostsEl.addEventListener('click', (event) => {
       const button = (event.target as HTMLElement).closest('button[data-action]');

@@ -1,11 +1,19 @@
 // Log: hooks.log.1 and hooks.log as one live tail. New lines arrive as `log-appended` events;
 // filters (event, outcome, session) and a search narrow what is shown. Only the newest
 // MAX_ROWS matches are drawn, so the full 1 MB log stays quick.
+//
+// Updates keep the person's place: each line's row is built once and reused (so a selection in
+// it survives), the tail follows new lines only while "Follow new lines" is on and the person
+// is at the bottom; scrolled up, the rows they are reading stay where they are on screen, even
+// when the oldest rows drop off the top.
 
-import { h } from '../dom';
+import { h, patchChildren, setText } from '../dom';
 import type { LogLine, LogSnapshot, LogUpdate } from '../types';
 
 export const MAX_ROWS = 500;
+
+/** How close to the bottom (in CSS pixels) still counts as "at the bottom". */
+const BOTTOM_SLACK = 4;
 
 export interface LogFilter {
   event: string;
@@ -48,6 +56,11 @@ export class LogView {
   private readonly scroller: HTMLElement;
   private readonly pathEl: HTMLElement;
   private pending = false;
+  /** Whether the person is at the bottom of the tail (kept from their own scrolling). */
+  private atBottom = true;
+  /** Each line's row, built once: lines are immutable, so a row never needs patching. */
+  private rows = new WeakMap<LogLine, HTMLTableRowElement>();
+  private rowCount = 0;
 
   constructor(root: HTMLElement) {
     this.eventSel = h('select', { id: 'log-event' });
@@ -98,11 +111,22 @@ export class LogView {
     };
     for (const el of [this.eventSel, this.outcomeSel, this.sessionSel]) el.addEventListener('change', onChange);
     this.searchIn.addEventListener('input', onChange);
-    this.followBox.addEventListener('change', () => this.followBox.checked && this.scrollToEnd());
+    this.followBox.addEventListener('change', () => {
+      if (this.followBox.checked) this.scrollToEnd();
+    });
+    this.scroller.addEventListener('scroll', () => {
+      // A scroller with no layout box (the tab is hidden) says nothing about the person.
+      if (this.scroller.clientHeight > 0) this.atBottom = distanceToEnd(this.scroller) <= BOTTOM_SLACK;
+    });
+  }
+
+  /** The tab was just shown: a following tail opens at its newest line. */
+  shown(): void {
+    if (this.followBox.checked && this.atBottom) this.scrollToEnd();
   }
 
   load(snapshot: LogSnapshot): void {
-    this.pathEl.textContent = `${snapshot.rotated} and ${snapshot.path}, newest last.`;
+    setText(this.pathEl, `${snapshot.rotated} and ${snapshot.path}, newest last.`);
     this.lines = snapshot.lines;
     this.refreshOptions();
     this.render();
@@ -132,40 +156,79 @@ export class LogView {
 
   render(): void {
     const { rows, total } = visible(this.lines, this.filter);
-    this.body.replaceChildren(
-      ...rows.map((l) =>
-        h(
-          'tr',
-          { class: `o-${l.outcome}`, 'data-outcome': l.outcome },
-          h('td', { class: 'nowrap' }, l.time),
-          h('td', {}, l.event),
-          h('td', {}, l.host),
-          h('td', { class: 'mono small' }, l.session ?? '—'),
-          h('td', {}, l.outcome === 'refused' ? `refused ${l.code ?? ''}` : l.outcome),
-          h('td', { class: 'small' }, l.outcome === 'unparsed' ? l.raw : l.detail),
-        ),
-      ),
+    const follow = this.followBox.checked && this.atBottom;
+    const anchor = follow ? null : this.anchorRow();
+    const anchorTop = anchor?.getBoundingClientRect().top ?? 0;
+    patchChildren(
+      this.body,
+      rows.map((line) => this.row(line)),
     );
-    this.countEl.textContent =
+    setText(
+      this.countEl,
       total > rows.length
         ? `${total} of ${this.lines.length} lines match; showing the newest ${rows.length}.`
-        : `${total} of ${this.lines.length} lines match.`;
-    if (this.followBox.checked) this.scrollToEnd();
+        : `${total} of ${this.lines.length} lines match.`,
+    );
+    if (follow) this.scrollToEnd();
+    else if (anchor?.isConnected) this.scroller.scrollTop += anchor.getBoundingClientRect().top - anchorTop;
+  }
+
+  private row(line: LogLine): HTMLTableRowElement {
+    let row = this.rows.get(line);
+    if (!row) {
+      row = h(
+        'tr',
+        { key: `line:${++this.rowCount}`, class: `o-${line.outcome}`, 'data-outcome': line.outcome },
+        h('td', { class: 'nowrap' }, line.time),
+        h('td', {}, line.event),
+        h('td', {}, line.host),
+        h('td', { class: 'mono small' }, line.session ?? '—'),
+        h('td', {}, line.outcome === 'refused' ? `refused ${line.code ?? ''}` : line.outcome),
+        h('td', { class: 'small' }, line.outcome === 'unparsed' ? line.raw : line.detail),
+      );
+      this.rows.set(line, row);
+    }
+    return row;
+  }
+
+  /** The first row the person can see at the top of the scroller, if the tail is on screen. */
+  private anchorRow(): HTMLTableRowElement | null {
+    if (this.scroller.clientHeight === 0) return null;
+    const top = this.scroller.getBoundingClientRect().top;
+    const rows = this.body.rows;
+    let lo = 0;
+    let hi = rows.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if (rows[mid]!.getBoundingClientRect().bottom <= top) lo = mid + 1;
+      else hi = mid;
+    }
+    return rows[lo] ?? null;
   }
 
   private scrollToEnd(): void {
     this.scroller.scrollTop = this.scroller.scrollHeight;
+    this.atBottom = true;
   }
+}
+
+function distanceToEnd(el: HTMLElement): number {
+  return el.scrollHeight - el.clientHeight - el.scrollTop;
 }
 
 function unique(values: string[]): string[] {
   return [...new Set(values)].sort();
 }
 
+/** Patches a filter's options in place: an open or focused list keeps the person's choice. */
 function setOptions(select: HTMLSelectElement, allLabel: string, values: string[]): void {
   const current = [...select.options].slice(1).map((o) => o.value);
   if (current.length === values.length && current.every((v, i) => v === values[i])) return;
   const chosen = select.value;
-  select.replaceChildren(h('option', { value: '' }, allLabel), ...values.map((v) => h('option', { value: v }, v)));
-  select.value = values.includes(chosen) ? chosen : '';
+  patchChildren(select, [
+    h('option', { key: 'all', value: '' }, allLabel),
+    ...values.map((v) => h('option', { key: `value:${v}`, value: v }, v)),
+  ]);
+  const value = values.includes(chosen) ? chosen : '';
+  if (select.value !== value) select.value = value;
 }

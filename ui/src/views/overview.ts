@@ -1,6 +1,8 @@
 // Overview: Fabric's state, whether the session hooks are active, and the live sessions.
+// Rendering patches the view in place (`patchChildren`), so a status event keeps the person's
+// selection and scroll; each session row is keyed by its id.
 
-import { badge, h, when } from '../dom';
+import { badge, h, patchChildren, when } from '../dom';
 import type { SessionStatus, StatusView, TurnChanges } from '../types';
 
 const HOST_NAMES: Record<string, string> = { claude: 'Claude Code', codex: 'Codex', kimi: 'Kimi Code' };
@@ -55,8 +57,9 @@ function hooksCard(view: StatusView): HTMLElement {
 }
 
 function changesText(changes: TurnChanges | undefined): string {
-  if (!changes || changes.filesChanged === null) return '';
-  const files = `${changes.filesChanged} file${changes.filesChanged === 1 ? '' : 's'}`;
+  const filesChanged = changes?.filesChanged ?? null;
+  if (!changes || filesChanged === null) return '';
+  const files = `${filesChanged} file${filesChanged === 1 ? '' : 's'}`;
   return `${files}, +${changes.linesAdded ?? 0} −${changes.linesRemoved ?? 0}`;
 }
 
@@ -81,7 +84,7 @@ function sessionRow(session: SessionStatus, changes: TurnChanges | undefined): H
   const turn = session.lastTurn;
   return h(
     'tr',
-    { 'data-session': session.id },
+    { key: `session:${session.id}`, 'data-session': session.id },
     h(
       'th',
       { scope: 'row' },
@@ -130,7 +133,7 @@ function sessionsTable(view: StatusView): HTMLElement {
 
 export function renderOverview(root: HTMLElement, view: StatusView): void {
   const totalUnread = view.status.sessions.reduce((n, s) => n + (s.board?.unread ?? 0), 0);
-  root.replaceChildren(
+  patchChildren(root, [
     h('h1', {}, 'Overview'),
     h(
       'p',
@@ -140,5 +143,5 @@ export function renderOverview(root: HTMLElement, view: StatusView): void {
     ),
     h('div', { class: 'grid' }, fabricCard(view), hooksCard(view)),
     sessionsTable(view),
-  );
+  ]);
 }

@@ -1,6 +1,7 @@
 // Services: every fabric-service/0.1 descriptor, validated and probed by the Rust side.
+// Rendering patches the view in place; each row is keyed by its descriptor file.
 
-import { badge, h } from '../dom';
+import { badge, h, patchChildren } from '../dom';
 import type { ServiceState, ServicesView } from '../types';
 
 const TONE: Record<ServiceState, 'good' | 'warn' | 'bad' | 'neutral'> = {
@@ -19,10 +20,10 @@ export function renderServices(root: HTMLElement, view: ServicesView): void {
       : view.services.map((s) =>
           h(
             'tr',
-            { 'data-service': s.file },
+            { key: `service:${s.file}`, 'data-service': s.file },
             h('th', { scope: 'row' }, s.name ?? s.file, h('div', { class: 'muted small' }, s.id && s.instance ? `${s.id}.${s.instance}` : s.file)),
             h('td', {}, s.origin ?? '—'),
-            h('td', { 'data-col': 'state' }, badge(s.state, TONE[s.state] ?? 'neutral'), s.version ? h('span', { class: 'muted small' }, ` v${s.version}`) : null),
+            h('td', { 'data-col': 'state' }, badge(s.state, TONE[s.state]), s.version ? h('span', { class: 'muted small' }, ` v${s.version}`) : null),
             h(
               'td',
               {},
@@ -31,7 +32,7 @@ export function renderServices(root: HTMLElement, view: ServicesView): void {
             ),
           ),
         );
-  root.replaceChildren(
+  patchChildren(root, [
     h('h1', {}, 'Services'),
     h('p', { class: 'hint' }, `Descriptors in ${view.dir}. Each local one is asked GET /.well-known/fabric-service (2 s, no redirects). The dashboard never stops a service.`),
     h(
@@ -40,5 +41,5 @@ export function renderServices(root: HTMLElement, view: ServicesView): void {
       h('thead', {}, h('tr', {}, ...['Service', 'Origin', 'State', 'Detail'].map((t) => h('th', { scope: 'col' }, t)))),
       h('tbody', {}, ...rows),
     ),
-  );
+  ]);
 }

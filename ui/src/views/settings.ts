@@ -1,8 +1,10 @@
 // Settings: the one settings file the tray watches (written atomically by the Rust side), the
 // login item, and a test notification the tray shows (the dashboard never notifies itself).
+// The controls live as long as the view: an update writes a control only when what is on disk
+// differs, and never while the person is editing the form.
 
 import { errorText, type Api } from '../api';
-import { h } from '../dom';
+import { h, setText } from '../dom';
 import type { SettingsForm, SettingsView as Settings } from '../types';
 
 export class SettingsView {
@@ -65,13 +67,13 @@ export class SettingsView {
   /** Shows what is on disk, unless the person is editing. */
   update(view: Settings, force = false): void {
     if (this.dirty && !force) return;
-    this.pathEl.textContent = `Saved in ${view.path}; the tray reads it when it changes.`;
-    this.interval.min = String(view.minIntervalSecs);
-    this.interval.value = String(view.form.watchIntervalSecs);
-    this.notifications.checked = view.form.notifications;
-    this.quietStart.value = view.form.quietStart ?? '';
-    this.quietEnd.value = view.form.quietEnd ?? '';
-    this.login.checked = view.form.launchAtLogin;
+    setText(this.pathEl, `Saved in ${view.path}; the tray reads it when it changes.`);
+    if (this.interval.min !== String(view.minIntervalSecs)) this.interval.min = String(view.minIntervalSecs);
+    setValue(this.interval, String(view.form.watchIntervalSecs));
+    setChecked(this.notifications, view.form.notifications);
+    setValue(this.quietStart, view.form.quietStart ?? '');
+    setValue(this.quietEnd, view.form.quietEnd ?? '');
+    setChecked(this.login, view.form.launchAtLogin);
     this.dirty = false;
   }
 
@@ -110,4 +112,13 @@ export class SettingsView {
       this.testMessage.textContent = `Could not ask the tray: ${errorText(error)}`;
     }
   }
+}
+
+/** Writing a control's value moves its caret to the end, so write only a real change. */
+function setValue(input: HTMLInputElement, value: string): void {
+  if (input.value !== value) input.value = value;
+}
+
+function setChecked(input: HTMLInputElement, checked: boolean): void {
+  if (input.checked !== checked) input.checked = checked;
 }

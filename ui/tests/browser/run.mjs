@@ -161,6 +161,88 @@ test('log copes with a full 1 MB log', async () => {
   await page.close();
 });
 
+test('events patch the page in place: focus, selection, typing and scroll survive', async () => {
+  const { page, errors } = await open('?lines=600');
+  const mock = (fn, arg) => page.evaluate(fn, arg);
+
+  // Hooks: the person is on Codex's Install button when the status changes under it.
+  await page.click('#tab-hooks');
+  await page.focus('[data-host="codex"] [data-action="install"]');
+  await mock(() => (window.__focused = document.activeElement));
+  await mock(() => {
+    const m = window.__fabricMock;
+    m.status = structuredClone(m.status);
+    m.status.status.hosts[1].hooks = { state: 'installed', commandPath: '/opt/fabric-session', description: 'installed' };
+    return m.emit('state-changed', { kinds: ['status'] });
+  });
+  await page.waitForFunction(() => document.querySelector('[data-host="codex"] [data-action="install"]').textContent === 'Reinstall…');
+  assert.ok(await mock(() => document.activeElement === window.__focused && window.__focused.isConnected), 'the same button keeps the focus');
+  assert.equal(await page.isEnabled('[data-host="codex"] [data-action="remove"]'), true);
+
+  // Overview: a selection in a session row survives a new unread count.
+  await page.click('#tab-overview');
+  await mock(() => {
+    const text = document.querySelector('[data-session="sess-analytics-1"] [data-col="project"]').firstChild;
+    document.getSelection().setBaseAndExtent(text, 0, text, text.length);
+    const m = window.__fabricMock;
+    m.status = structuredClone(m.status);
+    m.status.status.sessions[0].board.unread = 9;
+    return m.emit('state-changed', { kinds: ['status'] });
+  });
+  await page.waitForFunction(() => document.querySelector('[data-session="sess-analytics-1"] [data-col="unread"]').textContent === '9 unread');
+  assert.equal(await mock(() => document.getSelection().toString()), 'proj-analytics');
+
+  // Log: opened at the tail; scrolled up, the rows being read stay put on screen even as the
+  // oldest drop off the top (500 shown of 600+); back at the bottom, the tail follows.
+  await page.click('#tab-log');
+  const scroller = '#log-scroller';
+  const distance = () => page.$eval(scroller, (s) => s.scrollHeight - s.clientHeight - s.scrollTop);
+  assert.ok((await distance()) < 4, 'the tail opens at the newest line');
+  const before = await page.$eval(scroller, (s) => {
+    s.scrollTop = 2000;
+    return new Promise((resolve) =>
+      requestAnimationFrame(() => {
+        const top = s.getBoundingClientRect().top;
+        const row = [...s.querySelectorAll('tbody tr')].find((r) => r.getBoundingClientRect().bottom > top);
+        window.__reading = row;
+        resolve({ scrollTop: s.scrollTop, offset: row.getBoundingClientRect().top - top, text: row.textContent });
+      }),
+    );
+  });
+  await mock(() => window.__fabricMock.emit('log-appended', { reset: false, lines: [0, 1, 2].map((i) => window.__fabricMock.logLine(700 + i, { detail: `new-${i}` })) }));
+  await page.waitForFunction(() => document.getElementById('log-count').textContent.startsWith('603 of 603'));
+  const after = await page.$eval(scroller, (s) => {
+    const row = window.__reading;
+    return { scrollTop: s.scrollTop, offset: row.getBoundingClientRect().top - s.getBoundingClientRect().top, text: row.textContent };
+  });
+  assert.equal(after.text, before.text);
+  assert.ok(Math.abs(after.offset - before.offset) < 1, `the row read stays on screen (${before.offset} → ${after.offset})`);
+  assert.ok(after.scrollTop < before.scrollTop, 'the scroller made up for the rows dropped above');
+  assert.match(await page.textContent('#log tbody tr:last-child'), /new-2/);
+  await page.$eval(scroller, (s) => (s.scrollTop = s.scrollHeight));
+  await page.waitForFunction(() => new Promise((r) => requestAnimationFrame(() => r(true))));
+  await mock(() => window.__fabricMock.emit('log-appended', { reset: false, lines: [window.__fabricMock.logLine(710, { detail: 'newest' })] }));
+  await page.waitForFunction(() => document.querySelector('#log tbody tr:last-child').textContent.includes('newest'));
+  assert.ok((await distance()) < 4, 'at the bottom, the tail follows');
+
+  // Log: typing in the search box, with part of it selected, when a line arrives.
+  await page.click('#log-search');
+  await page.keyboard.type('n=5');
+  await page.keyboard.press('Shift+ArrowLeft');
+  await page.waitForFunction(() => document.getElementById('log-count').textContent.includes('lines match') && document.querySelectorAll('#log tbody tr').length < 200);
+  const matched = await page.locator('#log tbody tr').count();
+  await mock(() => window.__fabricMock.emit('log-appended', { reset: false, lines: [window.__fabricMock.logLine(720, { detail: 'n=5-fresh' })] }));
+  await page.waitForFunction((n) => document.querySelectorAll('#log tbody tr').length === n + 1, matched);
+  assert.match(await page.textContent('#log tbody tr:last-child'), /n=5-fresh/);
+  const search = await page.$eval('#log-search', (el) => ({ focused: document.activeElement === el, value: el.value, sel: [el.selectionStart, el.selectionEnd] }));
+  assert.deepEqual(search, { focused: true, value: 'n=5', sel: [2, 3] });
+  await page.keyboard.type('0');
+  assert.equal(await page.inputValue('#log-search'), 'n=0', 'the next key replaces the selected text, as without the event');
+
+  assert.deepEqual(errors, []);
+  await page.close();
+});
+
 test('services show each state', async () => {
   const { page } = await open();
   await page.click('#tab-services');
