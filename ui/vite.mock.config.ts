@@ -4,5 +4,5 @@ import { defineConfig } from 'vite';
 export default defineConfig({
   clearScreen: false,
   base: './',
-  build: { outDir: 'dist-mock', target: 'es2022', emptyOutDir: true, rollupOptions: { input: 'mock/index.html' } },
+  build: { outDir: 'dist-mock', target: 'es2022', emptyOutDir: true, rolldownOptions: { input: 'mock/index.html' } },
 });

@@ -11,7 +11,7 @@ interface MockState {
   plan: ReturnType<typeof planFixture>;
   services: ReturnType<typeof servicesFixture>;
   settings: ReturnType<typeof settingsFixture>;
-  logLines: ReturnType<typeof logLine>[];
+  logLines: Array<ReturnType<typeof logLine>>;
   applyError: string | null;
   calls: Array<{ cmd: string; args: unknown }>;
   emit: (event: string, payload: unknown) => Promise<void>;
@@ -43,7 +43,13 @@ mockIPC(
         return state.plan;
       case 'apply_hooks':
         if (state.applyError) throw state.applyError;
-        return { file: state.plan.plan.file, backup: `${state.plan.plan.file}.bak-20261001T090000Z`, changed: true, sha256: 'ff'.repeat(32), plan: state.plan.plan };
+        return {
+          file: state.plan.plan.file,
+          backup: `${state.plan.plan.file}.bak-20261001T090000Z`,
+          changed: true,
+          sha256: 'ff'.repeat(32),
+          plan: state.plan.plan,
+        };
       case 'read_log':
         return { path: state.status.status.log.path, rotated: state.status.status.log.rotated, lines: state.logLines };
       case 'list_services':

@@ -18,8 +18,7 @@ import type {
 
 export const api = {
   getStatus: (): Promise<StatusView> => invoke('get_status'),
-  planHooks: (host: string, operation: Operation): Promise<PlanView> =>
-    invoke('plan_hooks', { host, operation }),
+  planHooks: (host: string, operation: Operation): Promise<PlanView> => invoke('plan_hooks', { host, operation }),
   applyHooks: (host: string, operation: Operation, expectedSha256: string): Promise<Applied> =>
     invoke('apply_hooks', { host, operation, expectedSha256 }),
   readLog: (): Promise<LogSnapshot> => invoke('read_log'),

@@ -27,12 +27,30 @@ export interface App {
 
 export function startApp(root: HTMLElement, api: Api): App {
   const tabs = VIEWS.map((v) =>
-    h('button', { type: 'button', role: 'tab', id: `tab-${v}`, 'aria-controls': `view-${v}`, 'aria-selected': 'false', tabindex: -1 }, LABELS[v]),
+    h(
+      'button',
+      {
+        type: 'button',
+        role: 'tab',
+        id: `tab-${v}`,
+        'aria-controls': `view-${v}`,
+        'aria-selected': 'false',
+        tabindex: -1,
+      },
+      LABELS[v],
+    ),
   );
-  const panels = VIEWS.map((v) => h('section', { role: 'tabpanel', id: `view-${v}`, 'aria-labelledby': `tab-${v}`, tabindex: 0, hidden: true }));
+  const panels = VIEWS.map((v) =>
+    h('section', { role: 'tabpanel', id: `view-${v}`, 'aria-labelledby': `tab-${v}`, tabindex: 0, hidden: true }),
+  );
   const errorBar = h('p', { id: 'error', role: 'alert', hidden: true });
   root.replaceChildren(
-    h('nav', { 'aria-label': 'Views' }, h('span', { class: 'brand' }, 'Fabric Companion'), h('div', { role: 'tablist', 'aria-label': 'Views' }, ...tabs)),
+    h(
+      'nav',
+      { 'aria-label': 'Views' },
+      h('span', { class: 'brand' }, 'Fabric Companion'),
+      h('div', { role: 'tablist', 'aria-label': 'Views' }, ...tabs),
+    ),
     h('main', {}, errorBar, ...panels),
   );
   const panel = (v: ViewName) => panels[VIEWS.indexOf(v)]!;
@@ -75,7 +93,8 @@ export function startApp(root: HTMLElement, api: Api): App {
       renderOverview(panel('overview'), view);
       hooks.update(view);
     }, fail('the status'));
-  const loadServices = () => api.listServices().then((view) => renderServices(panel('services'), view), fail('the services'));
+  const loadServices = () =>
+    api.listServices().then((view) => renderServices(panel('services'), view), fail('the services'));
   const loadSettings = () => api.getSettings().then((view) => settings.update(view), fail('the settings'));
 
   const ready = (async () => {

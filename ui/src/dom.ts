@@ -144,7 +144,12 @@ function restoreSelection(saved: SavedSelection | null): void {
   if (same) return;
   const clamp = (node: Node, offset: number) =>
     Math.min(offset, node instanceof CharacterData ? node.length : node.childNodes.length);
-  sel.setBaseAndExtent(saved.anchor, clamp(saved.anchor, saved.anchorOffset), saved.focus, clamp(saved.focus, saved.focusOffset));
+  sel.setBaseAndExtent(
+    saved.anchor,
+    clamp(saved.anchor, saved.anchorOffset),
+    saved.focus,
+    clamp(saved.focus, saved.focusOffset),
+  );
 }
 
 /** `2026-10-01T09:00:00Z` → local `HH:MM` today, else `D Mon HH:MM`. */

@@ -31,7 +31,11 @@ export class HooksView {
     this.planEl = h('section', { id: 'plan', class: 'card wide', 'aria-live': 'polite', hidden: true });
     root.replaceChildren(
       h('h1', {}, 'Hooks'),
-      h('p', { class: 'hint' }, 'Install and Remove show the exact change first and write only after you confirm. The file is backed up before it is changed.'),
+      h(
+        'p',
+        { class: 'hint' },
+        'Install and Remove show the exact change first and write only after you confirm. The file is backed up before it is changed.',
+      ),
       this.hostsEl,
       this.planEl,
     );
@@ -59,7 +63,12 @@ export class HooksView {
         h('dt', {}, 'fabric registered'),
         h('dd', { 'data-fact': 'registered' }, host.fabricRegistered ? `yes (${host.scopes.join(', ')} scope)` : 'no'),
         h('dt', {}, 'Hooks'),
-        h('dd', { 'data-fact': 'hook-state' }, badge(host.hooks.state, STATE_TONE[host.hooks.state] ?? 'neutral'), host.hooks.state === 'installed' ? ' current' : ''),
+        h(
+          'dd',
+          { 'data-fact': 'hook-state' },
+          badge(host.hooks.state, STATE_TONE[host.hooks.state] ?? 'neutral'),
+          host.hooks.state === 'installed' ? ' current' : '',
+        ),
         h('dt', {}, 'Config file'),
         h('dd', { class: 'path' }, file),
         host.hooks.commandPath ? h('dt', {}, 'Runs') : null,
@@ -70,8 +79,21 @@ export class HooksView {
       h(
         'div',
         { class: 'actions' },
-        h('button', { type: 'button', 'data-action': 'install', 'aria-label': `Install hooks for ${host.name}…` }, installed ? 'Reinstall…' : 'Install…'),
-        h('button', { type: 'button', 'data-action': 'remove', 'aria-label': `Remove hooks for ${host.name}…`, disabled: !installed }, 'Remove…'),
+        h(
+          'button',
+          { type: 'button', 'data-action': 'install', 'aria-label': `Install hooks for ${host.name}…` },
+          installed ? 'Reinstall…' : 'Install…',
+        ),
+        h(
+          'button',
+          {
+            type: 'button',
+            'data-action': 'remove',
+            'aria-label': `Remove hooks for ${host.name}…`,
+            disabled: !installed,
+          },
+          'Remove…',
+        ),
       ),
     );
   }
@@ -112,7 +134,11 @@ export class HooksView {
     });
     const confirm = nothing
       ? null
-      : h('button', { type: 'button', class: 'primary', 'data-action': 'confirm' }, `${verb}: write ${fileName(p.file)}`);
+      : h(
+          'button',
+          { type: 'button', class: 'primary', 'data-action': 'confirm' },
+          `${verb}: write ${fileName(p.file)}`,
+        );
     confirm?.addEventListener('click', () => void this.apply(p.host, p.operation, p.digest));
     const parts: Array<Node | null> = [
       title,
@@ -122,7 +148,11 @@ export class HooksView {
         h('dt', {}, 'File'),
         h('dd', { class: 'path', 'data-fact': 'plan-file' }, p.file, p.exists ? '' : ' (new file)'),
         h('dt', {}, 'Current digest'),
-        h('dd', { class: 'path', 'data-fact': 'plan-digest' }, p.sha256 ? `sha256 ${p.sha256}` : 'absent (no file yet)'),
+        h(
+          'dd',
+          { class: 'path', 'data-fact': 'plan-digest' },
+          p.sha256 ? `sha256 ${p.sha256}` : 'absent (no file yet)',
+        ),
         p.program ? h('dt', {}, 'Hooks run') : null,
         p.program ? h('dd', { class: 'path' }, p.program) : null,
       ),
@@ -174,7 +204,16 @@ export class HooksView {
     close.addEventListener('click', () => {
       this.planEl.hidden = true;
     });
-    this.planEl.replaceChildren(title, h('p', { class: 'refusal', role: 'alert', 'data-fact': 'refusal' }, message), h('p', { class: 'hint' }, 'Nothing was written. Press Install or Remove again to see the change as the file is now.'), h('div', { class: 'actions' }, close));
+    this.planEl.replaceChildren(
+      title,
+      h('p', { class: 'refusal', role: 'alert', 'data-fact': 'refusal' }, message),
+      h(
+        'p',
+        { class: 'hint' },
+        'Nothing was written. Press Install or Remove again to see the change as the file is now.',
+      ),
+      h('div', { class: 'actions' }, close),
+    );
     title.focus();
   }
 }

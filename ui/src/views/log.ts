@@ -66,10 +66,21 @@ export class LogView {
     this.eventSel = h('select', { id: 'log-event' });
     this.outcomeSel = h('select', { id: 'log-outcome' });
     this.sessionSel = h('select', { id: 'log-session' });
-    for (const [value, label] of [['', 'All outcomes'], ['ok', 'ok'], ['refused', 'refused'], ['unknown', 'unknown'], ['unparsed', 'unparsed']] as const) {
+    for (const [value, label] of [
+      ['', 'All outcomes'],
+      ['ok', 'ok'],
+      ['refused', 'refused'],
+      ['unknown', 'unknown'],
+      ['unparsed', 'unparsed'],
+    ] as const) {
       this.outcomeSel.append(h('option', { value }, label));
     }
-    this.searchIn = h('input', { id: 'log-search', type: 'search', placeholder: 'Search the log', autocomplete: 'off' });
+    this.searchIn = h('input', {
+      id: 'log-search',
+      type: 'search',
+      placeholder: 'Search the log',
+      autocomplete: 'off',
+    });
     this.followBox = h('input', { id: 'log-follow', type: 'checkbox', checked: true });
     this.body = h('tbody');
     this.countEl = h('p', { class: 'muted small', id: 'log-count', 'aria-live': 'polite' });
@@ -80,11 +91,20 @@ export class LogView {
       h(
         'table',
         { id: 'log' },
-        h('thead', {}, h('tr', {}, ...['Time', 'Event', 'Host', 'Session', 'Outcome', 'Detail'].map((t) => h('th', { scope: 'col' }, t)))),
+        h(
+          'thead',
+          {},
+          h(
+            'tr',
+            {},
+            ...['Time', 'Event', 'Host', 'Session', 'Outcome', 'Detail'].map((t) => h('th', { scope: 'col' }, t)),
+          ),
+        ),
         this.body,
       ),
     );
-    const field = (label: string, control: HTMLElement) => h('label', { class: 'field' }, h('span', {}, label), control);
+    const field = (label: string, control: HTMLElement) =>
+      h('label', { class: 'field' }, h('span', {}, label), control);
     root.replaceChildren(
       h('h1', {}, 'Log'),
       this.pathEl,

@@ -52,7 +52,11 @@ function hooksCard(view: StatusView): HTMLElement {
     { class: 'card', 'aria-labelledby': 'hooks-h' },
     h('h2', { id: 'hooks-h' }, 'Session hooks ', badge(s.sessionHooks, active ? 'good' : 'warn')),
     h('p', { 'data-fact': 'hooks-why' }, why),
-    h('p', {}, installed.length ? `Installed for ${installed.join(', ')}.` : 'Not installed for any host yet: see Hooks.'),
+    h(
+      'p',
+      {},
+      installed.length ? `Installed for ${installed.join(', ')}.` : 'Not installed for any host yet: see Hooks.',
+    ),
   );
 }
 
@@ -108,7 +112,17 @@ function sessionsTable(view: StatusView): HTMLElement {
   const sessions = view.status.sessions;
   const body =
     sessions.length === 0
-      ? [h('tr', {}, h('td', { colspan: 6, class: 'muted' }, 'No live sessions. They appear here when a host starts one with the hooks installed.'))]
+      ? [
+          h(
+            'tr',
+            {},
+            h(
+              'td',
+              { colspan: 6, class: 'muted' },
+              'No live sessions. They appear here when a host starts one with the hooks installed.',
+            ),
+          ),
+        ]
       : sessions.map((s) => sessionRow(s, view.turnChanges[s.id]));
   return h(
     'section',

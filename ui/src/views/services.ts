@@ -21,9 +21,19 @@ export function renderServices(root: HTMLElement, view: ServicesView): void {
           h(
             'tr',
             { key: `service:${s.file}`, 'data-service': s.file },
-            h('th', { scope: 'row' }, s.name ?? s.file, h('div', { class: 'muted small' }, s.id && s.instance ? `${s.id}.${s.instance}` : s.file)),
+            h(
+              'th',
+              { scope: 'row' },
+              s.name ?? s.file,
+              h('div', { class: 'muted small' }, s.id && s.instance ? `${s.id}.${s.instance}` : s.file),
+            ),
             h('td', {}, s.origin ?? '—'),
-            h('td', { 'data-col': 'state' }, badge(s.state, TONE[s.state]), s.version ? h('span', { class: 'muted small' }, ` v${s.version}`) : null),
+            h(
+              'td',
+              { 'data-col': 'state' },
+              badge(s.state, TONE[s.state]),
+              s.version ? h('span', { class: 'muted small' }, ` v${s.version}`) : null,
+            ),
             h(
               'td',
               {},
@@ -34,7 +44,11 @@ export function renderServices(root: HTMLElement, view: ServicesView): void {
         );
   patchChildren(root, [
     h('h1', {}, 'Services'),
-    h('p', { class: 'hint' }, `Descriptors in ${view.dir}. Each local one is asked GET /.well-known/fabric-service (2 s, no redirects). The dashboard never stops a service.`),
+    h(
+      'p',
+      { class: 'hint' },
+      `Descriptors in ${view.dir}. Each local one is asked GET /.well-known/fabric-service (2 s, no redirects). The dashboard never stops a service.`,
+    ),
     h(
       'table',
       { id: 'services' },

@@ -32,7 +32,13 @@ export class SettingsView {
     this.testMessage = h('p', { id: 'test-message', role: 'status', 'aria-live': 'polite' });
     this.pathEl = h('p', { class: 'hint' });
     const row = (id: string, label: string, control: HTMLElement, help?: string) =>
-      h('div', { class: 'row' }, h('label', { for: id }, label), control, help ? h('span', { class: 'muted small' }, help) : null);
+      h(
+        'div',
+        { class: 'row' },
+        h('label', { for: id }, label),
+        control,
+        help ? h('span', { class: 'muted small' }, help) : null,
+      );
     const save = h('button', { type: 'submit', class: 'primary', id: 'settings-save' }, 'Save settings');
     const test = h('button', { type: 'button', id: 'settings-test' }, 'Send a test notification');
     this.form = h(

@@ -12,7 +12,9 @@ import { chromium } from 'playwright-core';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const dist = path.resolve(here, '../../dist-mock');
-const shots = path.resolve(process.env.FABRIC_BROWSER_SHOTS ?? path.join(here, '../../../target/browser-shots/dashboard'));
+const shots = path.resolve(
+  process.env.FABRIC_BROWSER_SHOTS ?? path.join(here, '../../../target/browser-shots/dashboard'),
+);
 const executablePath = process.env.CHROMIUM ?? '/usr/bin/chromium';
 const TYPES = { '.html': 'text/html', '.js': 'text/javascript', '.css': 'text/css' };
 
@@ -37,7 +39,16 @@ before(async () => {
   base = `http://127.0.0.1:${server.address().port}/mock/index.html`;
   browser = await chromium.launch({
     executablePath,
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+    args: [
+      '--headless',
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-quic',
+      '--no-first-run',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+    ],
   });
 });
 
@@ -95,7 +106,11 @@ test('hooks: install shows the diff and applies only after confirming', async ()
   await page.waitForSelector('[data-fact="applied"]');
   const applied = await calls(page, 'apply_hooks');
   assert.equal(applied.length, 1);
-  assert.deepEqual(applied[0].args, { host: 'codex', operation: 'install', expectedSha256: 'aa11bb22cc33dd44ee55ff6600112233445566778899aabbccddeeff00112233' });
+  assert.deepEqual(applied[0].args, {
+    host: 'codex',
+    operation: 'install',
+    expectedSha256: 'aa11bb22cc33dd44ee55ff6600112233445566778899aabbccddeeff00112233',
+  });
   assert.match(await page.textContent('[data-fact="applied"]'), /hooks\.json\.bak-/);
   await page.close();
 });
@@ -106,7 +121,10 @@ test('hooks: cancel writes nothing, a refusal is shown in plain words', async ()
   await page.click('[data-host="codex"] [data-action="install"]');
   await page.click('[data-action="cancel"]');
   assert.equal((await calls(page, 'apply_hooks')).length, 0);
-  await page.evaluate(() => (window.__fabricMock.applyError = '/home/ada/.codex/hooks.json changed since the dry run; run the dry run again'));
+  await page.evaluate(
+    () =>
+      (window.__fabricMock.applyError = '/home/ada/.codex/hooks.json changed since the dry run; run the dry run again'),
+  );
   await page.click('[data-host="codex"] [data-action="install"]');
   await page.click('[data-action="confirm"]');
   await page.waitForSelector('[data-fact="refusal"]');
@@ -130,7 +148,10 @@ test('log filters, searches and follows new lines', async () => {
   await page.selectOption('#log-session', '');
   await page.waitForFunction(() => document.querySelectorAll('#log tbody tr').length === 40);
   await page.evaluate(() =>
-    window.__fabricMock.emit('log-appended', { reset: false, lines: [window.__fabricMock.logLine(99, { event: 'session-end', detail: 'brand-new' })] }),
+    window.__fabricMock.emit('log-appended', {
+      reset: false,
+      lines: [window.__fabricMock.logLine(99, { event: 'session-end', detail: 'brand-new' })],
+    }),
   );
   await page.waitForFunction(() => document.querySelectorAll('#log tbody tr').length === 41);
   assert.match(await page.textContent('#log tbody tr:last-child'), /brand-new/);
@@ -172,11 +193,20 @@ test('events patch the page in place: focus, selection, typing and scroll surviv
   await mock(() => {
     const m = window.__fabricMock;
     m.status = structuredClone(m.status);
-    m.status.status.hosts[1].hooks = { state: 'installed', commandPath: '/opt/fabric-session', description: 'installed' };
+    m.status.status.hosts[1].hooks = {
+      state: 'installed',
+      commandPath: '/opt/fabric-session',
+      description: 'installed',
+    };
     return m.emit('state-changed', { kinds: ['status'] });
   });
-  await page.waitForFunction(() => document.querySelector('[data-host="codex"] [data-action="install"]').textContent === 'Reinstall…');
-  assert.ok(await mock(() => document.activeElement === window.__focused && window.__focused.isConnected), 'the same button keeps the focus');
+  await page.waitForFunction(
+    () => document.querySelector('[data-host="codex"] [data-action="install"]').textContent === 'Reinstall…',
+  );
+  assert.ok(
+    await mock(() => document.activeElement === window.__focused && window.__focused.isConnected),
+    'the same button keeps the focus',
+  );
   assert.equal(await page.isEnabled('[data-host="codex"] [data-action="remove"]'), true);
 
   // Overview: a selection in a session row survives a new unread count.
@@ -189,7 +219,9 @@ test('events patch the page in place: focus, selection, typing and scroll surviv
     m.status.status.sessions[0].board.unread = 9;
     return m.emit('state-changed', { kinds: ['status'] });
   });
-  await page.waitForFunction(() => document.querySelector('[data-session="sess-analytics-1"] [data-col="unread"]').textContent === '9 unread');
+  await page.waitForFunction(
+    () => document.querySelector('[data-session="sess-analytics-1"] [data-col="unread"]').textContent === '9 unread',
+  );
   assert.equal(await mock(() => document.getSelection().toString()), 'proj-analytics');
 
   // Log: opened at the tail; scrolled up, the rows being read stay put on screen even as the
@@ -209,19 +241,36 @@ test('events patch the page in place: focus, selection, typing and scroll surviv
       }),
     );
   });
-  await mock(() => window.__fabricMock.emit('log-appended', { reset: false, lines: [0, 1, 2].map((i) => window.__fabricMock.logLine(700 + i, { detail: `new-${i}` })) }));
+  await mock(() =>
+    window.__fabricMock.emit('log-appended', {
+      reset: false,
+      lines: [0, 1, 2].map((i) => window.__fabricMock.logLine(700 + i, { detail: `new-${i}` })),
+    }),
+  );
   await page.waitForFunction(() => document.getElementById('log-count').textContent.startsWith('603 of 603'));
   const after = await page.$eval(scroller, (s) => {
     const row = window.__reading;
-    return { scrollTop: s.scrollTop, offset: row.getBoundingClientRect().top - s.getBoundingClientRect().top, text: row.textContent };
+    return {
+      scrollTop: s.scrollTop,
+      offset: row.getBoundingClientRect().top - s.getBoundingClientRect().top,
+      text: row.textContent,
+    };
   });
   assert.equal(after.text, before.text);
-  assert.ok(Math.abs(after.offset - before.offset) < 1, `the row read stays on screen (${before.offset} → ${after.offset})`);
+  assert.ok(
+    Math.abs(after.offset - before.offset) < 1,
+    `the row read stays on screen (${before.offset} → ${after.offset})`,
+  );
   assert.ok(after.scrollTop < before.scrollTop, 'the scroller made up for the rows dropped above');
   assert.match(await page.textContent('#log tbody tr:last-child'), /new-2/);
   await page.$eval(scroller, (s) => (s.scrollTop = s.scrollHeight));
   await page.waitForFunction(() => new Promise((r) => requestAnimationFrame(() => r(true))));
-  await mock(() => window.__fabricMock.emit('log-appended', { reset: false, lines: [window.__fabricMock.logLine(710, { detail: 'newest' })] }));
+  await mock(() =>
+    window.__fabricMock.emit('log-appended', {
+      reset: false,
+      lines: [window.__fabricMock.logLine(710, { detail: 'newest' })],
+    }),
+  );
   await page.waitForFunction(() => document.querySelector('#log tbody tr:last-child').textContent.includes('newest'));
   assert.ok((await distance()) < 4, 'at the bottom, the tail follows');
 
@@ -229,15 +278,32 @@ test('events patch the page in place: focus, selection, typing and scroll surviv
   await page.click('#log-search');
   await page.keyboard.type('n=5');
   await page.keyboard.press('Shift+ArrowLeft');
-  await page.waitForFunction(() => document.getElementById('log-count').textContent.includes('lines match') && document.querySelectorAll('#log tbody tr').length < 200);
+  await page.waitForFunction(
+    () =>
+      document.getElementById('log-count').textContent.includes('lines match') &&
+      document.querySelectorAll('#log tbody tr').length < 200,
+  );
   const matched = await page.locator('#log tbody tr').count();
-  await mock(() => window.__fabricMock.emit('log-appended', { reset: false, lines: [window.__fabricMock.logLine(720, { detail: 'n=5-fresh' })] }));
+  await mock(() =>
+    window.__fabricMock.emit('log-appended', {
+      reset: false,
+      lines: [window.__fabricMock.logLine(720, { detail: 'n=5-fresh' })],
+    }),
+  );
   await page.waitForFunction((n) => document.querySelectorAll('#log tbody tr').length === n + 1, matched);
   assert.match(await page.textContent('#log tbody tr:last-child'), /n=5-fresh/);
-  const search = await page.$eval('#log-search', (el) => ({ focused: document.activeElement === el, value: el.value, sel: [el.selectionStart, el.selectionEnd] }));
+  const search = await page.$eval('#log-search', (el) => ({
+    focused: document.activeElement === el,
+    value: el.value,
+    sel: [el.selectionStart, el.selectionEnd],
+  }));
   assert.deepEqual(search, { focused: true, value: 'n=5', sel: [2, 3] });
   await page.keyboard.type('0');
-  assert.equal(await page.inputValue('#log-search'), 'n=0', 'the next key replaces the selected text, as without the event');
+  assert.equal(
+    await page.inputValue('#log-search'),
+    'n=0',
+    'the next key replaces the selected text, as without the event',
+  );
 
   assert.deepEqual(errors, []);
   await page.close();
@@ -264,7 +330,13 @@ test('settings save through the command and are keyboard reachable', async () =>
   await page.click('#settings-save');
   await page.waitForFunction(() => document.getElementById('settings-message').textContent.startsWith('Saved'));
   const saved = await calls(page, 'save_settings');
-  assert.deepEqual(saved.at(-1).args.form, { watchIntervalSecs: 120, notifications: false, quietStart: '22:00', quietEnd: '07:30', launchAtLogin: true });
+  assert.deepEqual(saved.at(-1).args.form, {
+    watchIntervalSecs: 120,
+    notifications: false,
+    quietStart: '22:00',
+    quietEnd: '07:30',
+    launchAtLogin: true,
+  });
   await page.click('#settings-test');
   await page.waitForFunction(() => document.getElementById('test-message').textContent.includes('Asked the tray'));
   for (const id of ['set-interval', 'set-notifications', 'set-quiet-start', 'set-quiet-end', 'set-login']) {

@@ -26,9 +26,23 @@ describe('patchChildren', () => {
   });
 
   it('matches keyed children across a reorder, an insertion and a removal', () => {
-    patchChildren(root, list([['a', 'A'], ['b', 'B'], ['c', 'C']]));
+    patchChildren(
+      root,
+      list([
+        ['a', 'A'],
+        ['b', 'B'],
+        ['c', 'C'],
+      ]),
+    );
     const [a, b, c] = [...root.children];
-    patchChildren(root, list([['c', 'C!'], ['x', 'X'], ['a', 'A']]));
+    patchChildren(
+      root,
+      list([
+        ['c', 'C!'],
+        ['x', 'X'],
+        ['a', 'A'],
+      ]),
+    );
     expect([...root.children].map((e) => e.getAttribute('data-item'))).toEqual(['c', 'x', 'a']);
     expect(root.children[0]).toBe(c);
     expect(root.children[2]).toBe(a);
@@ -45,21 +59,48 @@ describe('patchChildren', () => {
   });
 
   it('keeps focus on a button that had to move', () => {
-    patchChildren(root, list([['a', 'A'], ['b', 'B'], ['c', 'C']]));
+    patchChildren(
+      root,
+      list([
+        ['a', 'A'],
+        ['b', 'B'],
+        ['c', 'C'],
+      ]),
+    );
     const button = root.querySelector<HTMLButtonElement>('[data-item="a"] button')!;
     button.focus();
-    patchChildren(root, list([['b', 'B'], ['c', 'C'], ['a', 'A moved']]));
+    patchChildren(
+      root,
+      list([
+        ['b', 'B'],
+        ['c', 'C'],
+        ['a', 'A moved'],
+      ]),
+    );
     expect(root.lastElementChild!.getAttribute('data-item')).toBe('a');
     expect(button.textContent).toBe('A moved');
     expect(document.activeElement).toBe(button);
   });
 
   it('keeps a text selection across a patch that moves its node', () => {
-    patchChildren(root, list([['a', 'alpha'], ['b', 'bravo']]));
+    patchChildren(
+      root,
+      list([
+        ['a', 'alpha'],
+        ['b', 'bravo'],
+      ]),
+    );
     const text = root.querySelector('[data-item="b"] button')!.firstChild!;
     document.getSelection()!.setBaseAndExtent(text, 1, text, 4);
     expect(document.getSelection()!.toString()).toBe('rav');
-    patchChildren(root, list([['b', 'bravo'], ['a', 'alpha'], ['c', 'charlie']]));
+    patchChildren(
+      root,
+      list([
+        ['b', 'bravo'],
+        ['a', 'alpha'],
+        ['c', 'charlie'],
+      ]),
+    );
     expect(document.getSelection()!.toString()).toBe('rav');
     expect(document.getSelection()!.anchorNode).toBe(text);
   });

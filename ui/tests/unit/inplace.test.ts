@@ -65,13 +65,17 @@ function scrollTo(scroller: HTMLElement, top: number): void {
 describe('a status event', () => {
   it('keeps focus on the Install button the person is on, and updates its card', async () => {
     app.show('hooks');
-    const install = ($('[data-host="codex"] [data-action="install"]') as HTMLButtonElement);
-    const remove = ($('[data-host="codex"] [data-action="remove"]') as HTMLButtonElement);
+    const install = $('[data-host="codex"] [data-action="install"]') as HTMLButtonElement;
+    const remove = $('[data-host="codex"] [data-action="remove"]') as HTMLButtonElement;
     install.focus();
     expect(install.textContent).toBe('Install…');
     expect(remove.disabled).toBe(true);
 
-    facts.status.status.hosts[1]!.hooks = { state: 'installed', commandPath: '/opt/fabric-session', description: 'installed' };
+    facts.status.status.hosts[1]!.hooks = {
+      state: 'installed',
+      commandPath: '/opt/fabric-session',
+      description: 'installed',
+    };
     await emit('state-changed', { kinds: ['status'] });
     await vi.waitFor(() => expect(install.textContent).toBe('Reinstall…'));
 
@@ -90,7 +94,9 @@ describe('a status event', () => {
     facts.status.status.sessions[0]!.board!.unread = 7;
     facts.status.status.sessions.push({ ...facts.status.status.sessions[1]!, id: 'sess-new-3', project: 'new-proj' });
     await emit('state-changed', { kinds: ['status'] });
-    await vi.waitFor(() => expect($('[data-session="sess-analytics-1"] [data-col="unread"]').textContent).toBe('7 unread'));
+    await vi.waitFor(() =>
+      expect($('[data-session="sess-analytics-1"] [data-col="unread"]').textContent).toBe('7 unread'),
+    );
 
     expect($('[data-session="sess-new-3"] [data-col="project"]').textContent).toBe('new-proj');
     expect($('[data-fact="summary"]').textContent).toContain('3 live sessions, 7 unread');
@@ -102,12 +108,16 @@ describe('a status event', () => {
 
   it('keeps what the person typed into Settings and where they are in it', async () => {
     app.show('settings');
-    const interval = ($('#set-interval') as HTMLInputElement);
+    const interval = $('#set-interval') as HTMLInputElement;
     interval.focus();
     interval.value = '12';
     interval.dispatchEvent(new Event('input', { bubbles: true }));
 
-    facts.settings = { ...facts.settings, path: '/elsewhere/settings.json', form: { ...facts.settings.form, watchIntervalSecs: 300 } };
+    facts.settings = {
+      ...facts.settings,
+      path: '/elsewhere/settings.json',
+      form: { ...facts.settings.form, watchIntervalSecs: 300 },
+    };
     await emit('state-changed', { kinds: ['settings'] });
     await new Promise((r) => setTimeout(r, 50));
 
@@ -119,7 +129,7 @@ describe('a status event', () => {
 describe('a log-appended event', () => {
   it('keeps the search box focused with its text and selection, and shows the new match', async () => {
     app.show('log');
-    const search = ($('#log-search') as HTMLInputElement);
+    const search = $('#log-search') as HTMLInputElement;
     search.focus();
     search.value = 'n=1';
     search.dispatchEvent(new Event('input'));
@@ -127,7 +137,10 @@ describe('a log-appended event', () => {
     await vi.waitFor(() => expect(rows()).toHaveLength(11)); // n=1, n=10 … n=19
     const firstRow = rows()[0];
 
-    await emit('log-appended', { reset: false, lines: [logLine(100, { detail: 'n=100' }), logLine(200, { detail: 'n=200' })] });
+    await emit('log-appended', {
+      reset: false,
+      lines: [logLine(100, { detail: 'n=100' }), logLine(200, { detail: 'n=200' })],
+    });
     await vi.waitFor(() => expect(rows()).toHaveLength(12));
 
     expect(rows().at(-1)!.textContent).toContain('n=100');
@@ -139,7 +152,7 @@ describe('a log-appended event', () => {
 
   it('keeps the chosen session in a focused filter while a new session appears in it', async () => {
     app.show('log');
-    const sessions = ($('#log-session') as HTMLSelectElement);
+    const sessions = $('#log-session') as HTMLSelectElement;
     sessions.focus();
     sessions.value = 'sess-web-2';
     sessions.dispatchEvent(new Event('change'));

@@ -19,7 +19,11 @@ describe('log filtering', () => {
   it('matches by event, outcome, session and search', () => {
     expect(matches(lines[0]!, none)).toBe(true);
     expect(lines.filter((l) => matches(l, { ...none, outcome: 'refused' }))).toHaveLength(6);
-    expect(lines.filter((l) => matches(l, { ...none, event: 'stop', session: 'sess-analytics-1' })).every((l) => l.event === 'stop' && l.session === 'sess-analytics-1')).toBe(true);
+    expect(
+      lines
+        .filter((l) => matches(l, { ...none, event: 'stop', session: 'sess-analytics-1' }))
+        .every((l) => l.event === 'stop' && l.session === 'sess-analytics-1'),
+    ).toBe(true);
     expect(lines.filter((l) => matches(l, { ...none, search: 'N=17' }))).toHaveLength(1);
   });
 
@@ -64,7 +68,16 @@ describe('overview', () => {
 
 describe('hooks', () => {
   it('shows the plan and applies only after confirming, with the plan digest', async () => {
-    const api = { planHooks: vi.fn(async () => planFixture()), applyHooks: vi.fn(async () => ({ file: '/f', backup: '/f.bak', changed: true, sha256: 'x', plan: planFixture().plan })) };
+    const api = {
+      planHooks: vi.fn(async () => planFixture()),
+      applyHooks: vi.fn(async () => ({
+        file: '/f',
+        backup: '/f.bak',
+        changed: true,
+        sha256: 'x',
+        plan: planFixture().plan,
+      })),
+    };
     const view = new HooksView(root, api);
     view.bind();
     view.update(statusFixture());
@@ -82,7 +95,10 @@ describe('hooks', () => {
   });
 
   it('shows a refusal in plain words', async () => {
-    const api = { planHooks: vi.fn(async () => planFixture()), applyHooks: vi.fn(async () => Promise.reject('hooks.json changed since the dry run')) };
+    const api = {
+      planHooks: vi.fn(async () => planFixture()),
+      applyHooks: vi.fn(async () => Promise.reject('hooks.json changed since the dry run')),
+    };
     const view = new HooksView(root, api);
     view.update(statusFixture());
     await view.showPlan('codex', 'install');
@@ -111,7 +127,10 @@ describe('services and settings', () => {
   });
 
   it('reads the form and shows a refused save', async () => {
-    const api = { saveSettings: vi.fn(async () => Promise.reject('quiet hours need both a start and an end, or neither')), sendTestNotification: vi.fn() };
+    const api = {
+      saveSettings: vi.fn(async () => Promise.reject('quiet hours need both a start and an end, or neither')),
+      sendTestNotification: vi.fn(),
+    };
     const view = new SettingsView(root, api);
     view.update(settingsFixture());
     expect(view.read()).toEqual(settingsFixture().form);
