@@ -24,8 +24,9 @@ if ! command -v tauri-driver >/dev/null 2>&1; then
 fi
 
 # ---- the dashboard's front end (the Tauri crate embeds ui/dist) ---------------------------
-echo "== ui: npm ci, build, unit tests"
+echo "== ui: npm ci, build, unit tests, lint, format check"
 (cd ui && npm ci --no-audit --no-fund --loglevel=error && npm run build && npm test)
+(cd ui && npm run lint && npm run format:check)
 
 # ---- Rust ---------------------------------------------------------------------------------
 target_dir=$(cargo metadata --format-version 1 --no-deps \
