@@ -127,6 +127,9 @@ interface SavedSelection {
 }
 
 function saveSelection(): SavedSelection | null {
+  // A text field keeps its own caret and selection; the document's says nothing useful then.
+  const active = document.activeElement;
+  if (active instanceof HTMLInputElement || active instanceof HTMLTextAreaElement) return null;
   const sel = document.getSelection();
   if (!sel?.anchorNode || !sel.focusNode || sel.rangeCount === 0) return null;
   return { anchor: sel.anchorNode, anchorOffset: sel.anchorOffset, focus: sel.focusNode, focusOffset: sel.focusOffset };

@@ -5,7 +5,7 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { clearMocks, mockIPC, mockWindows } from '@tauri-apps/api/mocks';
 import { emit } from '@tauri-apps/api/event';
-import { logLine, servicesFixture, settingsFixture, statusFixture } from '../../mock/fixtures';
+import { logLine, planFixture, servicesFixture, settingsFixture, statusFixture } from '../../mock/fixtures';
 import { api } from '../../src/api';
 import { startApp, type App } from '../../src/app';
 import type { LogLine } from '../../src/types';
@@ -32,6 +32,7 @@ beforeEach(async () => {
       if (cmd === 'read_log') return { path: 'hooks.log', rotated: 'hooks.log.1', lines: facts.lines };
       if (cmd === 'list_services') return structuredClone(facts.services);
       if (cmd === 'get_settings') return structuredClone(facts.settings);
+      if (cmd === 'plan_hooks') return planFixture();
       return undefined;
     },
     { shouldMockEvents: true },
@@ -84,6 +85,22 @@ describe('a status event', () => {
     expect($('[data-host="codex"] [data-action="install"]')).toBe(install);
     expect(remove.disabled).toBe(false);
     expect($('[data-host="codex"] [data-fact="hook-state"]').textContent).toContain('installed');
+  });
+
+  it('leaves an open plan open, with focus on its confirm button, while the cards update', async () => {
+    app.show('hooks');
+    ($('[data-host="codex"] [data-action="install"]') as HTMLButtonElement).click();
+    await vi.waitFor(() => expect(document.querySelector('[data-fact="diff"]')).not.toBeNull());
+    const confirm = $('[data-action="confirm"]') as HTMLButtonElement;
+    confirm.focus();
+
+    facts.status.status.hosts[2]!.hooks = { state: 'installed', description: 'installed' };
+    await emit('state-changed', { kinds: ['status'] });
+    await vi.waitFor(() => expect($('[data-host="kimi"] [data-fact="hook-state"]').textContent).toContain('installed'));
+
+    expect($('#plan').hidden).toBe(false);
+    expect($('[data-fact="plan-digest"]').textContent).toContain('aa11bb22');
+    expect(document.activeElement).toBe(confirm);
   });
 
   it('keeps a text selection in the Overview while the unread count changes', async () => {
