@@ -11,20 +11,22 @@
 //!
 //! In a session Fabric launched, or a Claude Code background job, every hook is silent.
 
-use crate::clock;
+use std::path::Path;
+
 use crate::hook_input::HookInput;
-use crate::hook_log::{self, Outcome};
-use crate::host::Host;
-use crate::hub::{self, FabricState};
-use crate::launched;
 use crate::output::{self, AnswerEvent};
-use crate::paths::Paths;
-use crate::process;
-use crate::registration;
-use crate::services;
-use crate::spool::{self, EndRecord, SessionId, SessionRecord, Spool};
 use crate::texts;
-use crate::worker;
+use companion_core::clock;
+use companion_core::detach;
+use companion_core::hook_log::{self, Outcome};
+use companion_core::host::Host;
+use companion_core::hub::{self, FabricState};
+use companion_core::launched;
+use companion_core::paths::Paths;
+use companion_core::process;
+use companion_core::registration;
+use companion_core::services;
+use companion_core::spool::{self, EndRecord, SessionId, SessionRecord, Spool};
 
 /// A hook event on our command line.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -72,6 +74,15 @@ pub fn parse_hook_args(args: &[std::ffi::OsString]) -> Option<(HookEvent, Host)>
         _ => return None,
     };
     Some((event, host))
+}
+
+/// Starts `fabric-session worker <spool>` detached: the hook returns at once.
+fn start_worker(spool_dir: &Path) -> std::io::Result<()> {
+    let exe = std::env::current_exe()?;
+    detach::spawn_detached(
+        &exe,
+        &[std::ffi::OsStr::new("worker"), spool_dir.as_os_str()],
+    )
 }
 
 /// Runs one hook. Prints at most one answer; never fails.
@@ -208,7 +219,7 @@ fn stop(paths: &Paths, host: Host, input: &HookInput) {
     let Ok(turn) = spool.append_turn(host, input.project_dir()) else {
         return;
     };
-    let started = worker::spawn_detached(spool.dir()).is_ok();
+    let started = start_worker(spool.dir()).is_ok();
     let detail = if started {
         format!("turn={}", turn.seq)
     } else {
@@ -236,7 +247,7 @@ fn session_end(paths: &Paths, host: Host, input: &HookInput) {
     if spool.write_end(&record).is_err() {
         return;
     }
-    let started = worker::spawn_detached(spool.dir()).is_ok();
+    let started = start_worker(spool.dir()).is_ok();
     let detail = if started {
         "end"
     } else {

@@ -1,4 +1,6 @@
-//! `fabric-session`: the command line over the `fabric_session` library.
+//! `fabric-session`: the hook binary. The four hooks and the command line live here; the
+//! library crates `companion-core` (files, status, installer) and `fabric-client` (talking to
+//! Fabric) do the rest.
 //!
 //! Hooks (`hook <event>`) and the worker never fail outward: every error and every panic ends
 //! in exit 0 with nothing printed. The other commands report errors in one line on stderr.
@@ -6,12 +8,20 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+mod hook_input;
+mod hooks;
+mod install_cmd;
+mod output;
+mod texts;
+mod watch_cmd;
+
 use clap::{Parser, Subcommand};
-use fabric_session::hooks::{self, HookEvent};
-use fabric_session::host::Host;
-use fabric_session::install;
-use fabric_session::paths::Paths;
-use fabric_session::{status, watch, worker};
+use companion_core::host::Host;
+use companion_core::paths::Paths;
+use companion_core::status;
+use fabric_client::worker;
+
+use crate::hooks::HookEvent;
 
 #[derive(Parser)]
 #[command(
@@ -41,9 +51,9 @@ enum Command {
         json: bool,
     },
     /// Install or remove our hooks in a host's config (a dry run unless --apply).
-    InstallHostHooks(install::cli::InstallArgs),
+    InstallHostHooks(install_cmd::InstallArgs),
     /// Watch the project board for an idle session; one line each time the unread count rises.
-    WatchMail(watch::cli::WatchArgs),
+    WatchMail(watch_cmd::WatchArgs),
     /// The detached worker a Stop or SessionEnd hook starts (internal).
     #[command(hide = true)]
     Worker {
@@ -106,11 +116,11 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
         Command::InstallHostHooks(args) => {
-            let code = install::cli::run(&args, &paths);
+            let code = install_cmd::run(&args, &paths);
             Ok(ExitCode::from(u8::try_from(code).unwrap_or(1)))
         }
         Command::WatchMail(args) => {
-            let code = watch::cli::run(&args, &paths);
+            let code = watch_cmd::run(&args, &paths);
             Ok(ExitCode::from(u8::try_from(code).unwrap_or(1)))
         }
         Command::Hook { .. } | Command::Worker { .. } => Ok(ExitCode::SUCCESS),

@@ -6,8 +6,8 @@ use std::fs;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 
-use fabric_session::host::Host;
-use fabric_session::install;
+use companion_core::host::Host;
+use companion_core::install;
 use serde_json::Value;
 
 const PLUGIN_PROGRAM: &str = "${CLAUDE_PLUGIN_ROOT}/bin/fabric-session";

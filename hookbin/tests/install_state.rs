@@ -11,9 +11,9 @@ use std::fs;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 
-use fabric_session::host::Host;
-use fabric_session::install::{self, HookState, Operation};
-use fabric_session::paths::Paths;
+use companion_core::host::Host;
+use companion_core::install::{self, HookState, Operation};
+use companion_core::paths::Paths;
 use install_support::backups_of;
 
 fn paths_in(home: &Path) -> Paths {

@@ -19,11 +19,11 @@ use std::sync::{Arc, Mutex, mpsc};
 use std::time::{Duration, Instant as StdInstant};
 
 use common::{Home, write};
-use fabric_session::board::{BoardReading, BoardState, RefusalCode};
-use fabric_session::host::Host;
-use fabric_session::hub::DownReason;
-use fabric_session::spool::{SessionId, Spool};
-use fabric_session::watch::{
+use companion_core::board::{BoardReading, BoardState, RefusalCode};
+use companion_core::host::Host;
+use companion_core::hub::DownReason;
+use companion_core::spool::{SessionId, Spool};
+use fabric_client::watch::{
     Audience, FabricLook, Look, LookFailure, LookTarget, MailWatcher, Problem, WatchConfig,
     WatchEvent,
 };
@@ -1253,8 +1253,8 @@ fn stand_in_watcher(
     )
 }
 
-fn paths_of(home: &Home) -> fabric_session::paths::Paths {
-    fabric_session::paths::Paths {
+fn paths_of(home: &Home) -> companion_core::paths::Paths {
+    companion_core::paths::Paths {
         home: home.path().to_path_buf(),
         fabric_dir: home.fabric_dir(),
         services_dir: home.services_dir(),

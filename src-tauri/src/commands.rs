@@ -6,11 +6,11 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
-use fabric_session::host::Host;
-use fabric_session::install::{self, Applied, Operation, Plan};
-use fabric_session::paths::Paths;
-use fabric_session::settings::{self, QuietHours, Settings};
-use fabric_session::status::{self, Status};
+use companion_core::host::Host;
+use companion_core::install::{self, Applied, Operation, Plan};
+use companion_core::paths::Paths;
+use companion_core::settings::{self, QuietHours, Settings};
+use companion_core::status::{self, Status};
 use serde::{Deserialize, Serialize};
 use tauri::State;
 
@@ -197,7 +197,7 @@ pub async fn read_log(state: State<'_, AppState>) -> CommandResult<LogSnapshot> 
     .await
     .map_err(|e| CommandError::Invalid(e.to_string()))?;
     Ok(LogSnapshot {
-        rotated: fabric_session::hook_log::rotated_path(&path),
+        rotated: companion_core::hook_log::rotated_path(&path),
         path,
         lines,
     })

@@ -10,9 +10,8 @@
 
 use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
 
-use fabric_session::paths::Paths;
+use companion_core::paths::Paths;
 
 pub const FABRIC_TRAY_BIN: &str = "FABRIC_TRAY_BIN";
 pub const FABRIC_SESSION_BIN: &str = "FABRIC_SESSION_BIN";
@@ -103,8 +102,8 @@ pub fn tray_running(paths: &Paths) -> bool {
     tray_lock_candidates(paths).iter().any(|p| is_locked(p)) || tray_process_running()
 }
 
-/// Starts the tray when none runs, detached: in its own session, through a shell that exits
-/// at once, so the tray is never our child and outlives the dashboard.
+/// Starts the tray when none runs, detached ([`companion_core::detach`]), so the tray is
+/// never our child and outlives the dashboard.
 pub fn ensure_tray(paths: &Paths) {
     if std::env::var_os(FABRIC_COMPANION_NO_TRAY).is_some_and(|v| v == OsStr::new("1")) {
         return;
@@ -116,30 +115,10 @@ pub fn ensure_tray(paths: &Paths) {
         tracing::info!("no tray program found; not starting one");
         return;
     };
-    match spawn_detached(&tray) {
+    match companion_core::detach::spawn_detached(&tray, &[] as &[&OsStr]) {
         Ok(()) => tracing::info!("started the tray"),
         Err(e) => tracing::warn!(error = %e.kind(), "could not start the tray"),
     }
-}
-
-fn spawn_detached(program: &Path) -> std::io::Result<()> {
-    use std::os::unix::process::CommandExt;
-    let mut command = Command::new("/bin/sh");
-    command
-        .arg("-c")
-        .arg("\"$0\" </dev/null >/dev/null 2>&1 &")
-        .arg(program)
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null());
-    // SAFETY: setsid is async-signal-safe.
-    unsafe {
-        command.pre_exec(|| {
-            libc::setsid();
-            Ok(())
-        });
-    }
-    command.status().map(|_| ())
 }
 
 /// `$XDG_CONFIG_HOME/autostart/fabric-tray.desktop`.
@@ -184,7 +163,7 @@ pub fn set_autostart(paths: &Paths, enabled: bool) -> std::io::Result<()> {
     if let Some(dir) = file.parent() {
         std::fs::create_dir_all(dir)?;
     }
-    fabric_session::fsutil::write_atomic(&file, autostart_text(&tray).as_bytes(), 0o644)
+    companion_core::fsutil::write_atomic(&file, autostart_text(&tray).as_bytes(), 0o644)
 }
 
 /// The file the tray watches for a test-notification request.
@@ -199,17 +178,17 @@ pub fn test_notification_request(paths: &Paths) -> PathBuf {
 pub fn request_test_notification(paths: &Paths) -> std::io::Result<()> {
     let file = test_notification_request(paths);
     if let Some(dir) = file.parent() {
-        fabric_session::fsutil::create_private_dir(dir)?;
+        companion_core::fsutil::create_private_dir(dir)?;
     }
     let body = serde_json::json!({
         "request": "test-notification",
-        "requestedAt": fabric_session::clock::now_rfc3339(),
+        "requestedAt": companion_core::clock::now_rfc3339(),
         "by": "fabric-companion",
     });
-    fabric_session::fsutil::write_atomic(
+    companion_core::fsutil::write_atomic(
         &file,
         format!("{body}\n").as_bytes(),
-        fabric_session::fsutil::PRIVATE_FILE_MODE,
+        companion_core::fsutil::PRIVATE_FILE_MODE,
     )
 }
 
@@ -222,37 +201,6 @@ mod tests {
         let text = autostart_text(Path::new("/opt/my apps/fabric-tray"));
         assert!(text.contains("Exec=\"/opt/my apps/fabric-tray\"\n"));
         assert!(text.starts_with("[Desktop Entry]\n"));
-    }
-
-    #[test]
-    fn the_tray_is_started_detached_not_as_our_child() {
-        use std::os::unix::fs::PermissionsExt;
-        let dir = std::env::temp_dir().join(format!("fc-spawn-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        let marker = dir.join("ppid");
-        let script = dir.join("fabric-tray");
-        std::fs::write(
-            &script,
-            format!(
-                "#!/bin/sh\necho $PPID > '{}.tmp'\nmv '{0}.tmp' '{0}'\n",
-                marker.display()
-            ),
-        )
-        .unwrap();
-        std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
-        spawn_detached(&script).unwrap();
-        let start = std::time::Instant::now();
-        while !marker.exists() {
-            assert!(start.elapsed().as_secs() < 20, "the script never ran");
-            std::thread::sleep(std::time::Duration::from_millis(50));
-        }
-        let ppid: u32 = std::fs::read_to_string(&marker)
-            .unwrap()
-            .trim()
-            .parse()
-            .unwrap();
-        assert_ne!(ppid, std::process::id());
-        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]

@@ -13,9 +13,9 @@ pub enum CommandError {
     #[error("unknown operation {0:?}")]
     UnknownOperation(String),
     #[error("{0}")]
-    Install(#[from] fabric_session::install::InstallError),
+    Install(#[from] companion_core::install::InstallError),
     #[error("{0}")]
-    Settings(#[from] fabric_session::settings::SettingsError),
+    Settings(#[from] companion_core::settings::SettingsError),
     #[error("{0}")]
     Invalid(String),
     #[error("{what}: {source}")]

@@ -27,7 +27,7 @@ pub fn run() {
         .with_writer(std::io::stderr)
         .with_target(false)
         .try_init();
-    let Some(paths) = fabric_session::paths::Paths::from_env() else {
+    let Some(paths) = companion_core::paths::Paths::from_env() else {
         eprintln!("fabric-companion: cannot find the home folder; set HOME");
         std::process::exit(2);
     };

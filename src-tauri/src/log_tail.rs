@@ -2,7 +2,7 @@
 //! live file by byte offset, so each change sends only the new lines. Never writes either file.
 //!
 //! A line is `<UTC time> <event> <host> <session or -> <outcome> [detail…]` with outcome `ok`,
-//! `refused <code>` or `outcome=unknown` (see `fabric_session::hook_log`). A line that does not
+//! `refused <code>` or `outcome=unknown` (see `companion_core::hook_log`). A line that does not
 //! fit is kept whole in `raw` with outcome `unparsed`.
 
 use std::fs::File;
@@ -108,7 +108,7 @@ impl LogTail {
     pub fn new(live: &Path) -> Self {
         LogTail {
             live: live.to_path_buf(),
-            rotated: fabric_session::hook_log::rotated_path(live),
+            rotated: companion_core::hook_log::rotated_path(live),
             offset: 0,
             ino: None,
         }

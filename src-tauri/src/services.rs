@@ -116,7 +116,7 @@ pub fn list(dir: &Path) -> Vec<ServiceView> {
             .filter(|e| {
                 e.file_name()
                     .to_str()
-                    .is_some_and(fabric_session::services::is_descriptor_name)
+                    .is_some_and(companion_core::services::is_descriptor_name)
                     && e.file_type().is_ok_and(|t| !t.is_dir())
             })
             .map(|e| e.path())
@@ -184,7 +184,7 @@ pub fn inspect(path: &Path) -> ServiceView {
         return view;
     }
     let origin = view.origin.clone().unwrap_or_default();
-    if !fabric_session::services::origin_is_loopback(&origin) {
+    if !companion_core::services::origin_is_loopback(&origin) {
         view.state = "not-probed";
         view.detail = "A remote service: the dashboard probes local services only.".into();
         return view;

@@ -10,7 +10,7 @@ use std::sync::mpsc;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use fabric_session::paths::Paths;
+use companion_core::paths::Paths;
 use notify::{RecursiveMode, Watcher};
 use serde::Serialize;
 use tauri::{AppHandle, Emitter, Runtime};
@@ -34,7 +34,7 @@ pub struct StateChanged {
 /// What a changed path means for the page.
 pub fn classify(paths: &Paths, settings: &Path, path: &Path) -> Option<&'static str> {
     let log = paths.hook_log();
-    if path == log || path == fabric_session::hook_log::rotated_path(&log) {
+    if path == log || path == companion_core::hook_log::rotated_path(&log) {
         return Some("log");
     }
     if path == settings {
@@ -57,9 +57,9 @@ struct Target {
 
 /// Starts the watch thread. It lives as long as the app.
 pub fn start<R: Runtime>(app: AppHandle<R>, paths: Paths, tail: Arc<Mutex<LogTail>>) {
-    let _ = fabric_session::fsutil::create_private_dir(&paths.cache_dir);
-    let _ = fabric_session::fsutil::create_private_dir(&paths.config_dir);
-    let settings = fabric_session::settings::settings_path(&paths);
+    let _ = companion_core::fsutil::create_private_dir(&paths.cache_dir);
+    let _ = companion_core::fsutil::create_private_dir(&paths.config_dir);
+    let settings = companion_core::settings::settings_path(&paths);
     let (tx, rx) = mpsc::channel::<notify::Result<notify::Event>>();
     let watcher = notify::recommended_watcher(move |event| {
         let _ = tx.send(event);

@@ -12,10 +12,10 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use fabric_session::host::Host;
-use fabric_session::paths::Paths;
-use fabric_session::spool::SessionId;
-use fabric_session::watch::{Audience, FabricLook, MailWatcher, WatchConfig};
+use companion_core::host::Host;
+use companion_core::paths::Paths;
+use companion_core::spool::SessionId;
+use fabric_client::watch::{Audience, FabricLook, MailWatcher, WatchConfig};
 use tokio::sync::mpsc;
 
 use crate::model::NotificationAction;
@@ -103,7 +103,7 @@ impl Background {
 
 struct Engine {
     watcher: MailWatcher,
-    events: mpsc::Receiver<fabric_session::watch::WatchEvent>,
+    events: mpsc::Receiver<fabric_client::watch::WatchEvent>,
 }
 
 fn start_engine(paths: &Paths, interval: Duration) -> Engine {
@@ -204,7 +204,7 @@ async fn run(
             }
             () = tokio::time::sleep_until(next_check), if checking => {
                 next_check = tokio::time::Instant::now() + interval;
-                let died = fabric_pid.is_some_and(|pid| !fabric_session::process::pid_alive(pid));
+                let died = fabric_pid.is_some_and(|pid| !companion_core::process::pid_alive(pid));
                 if died || warning {
                     on_event(Event::Refresh);
                 }

@@ -1,10 +1,11 @@
 //! Starting other programs without keeping them: the dashboard (`fabric-companion`) and the
-//! hook log's viewer. On Unix a program is started detached (double fork, `setsid`, no
-//! inherited standard streams), so it is not our waited child and outlives the tray.
+//! hook log's viewer, detached through the core's one way to do it
+//! ([`companion_core::detach`]), so they are not our waited children and outlive the tray.
 
 use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+
+use companion_core::detach::spawn_detached;
 
 /// The dashboard's program name.
 pub const COMPANION: &str = "fabric-companion";
@@ -38,39 +39,6 @@ pub fn companion_program() -> Option<PathBuf> {
     find_program(COMPANION_ENV, COMPANION)
 }
 
-/// Starts `program` with `args`, detached. Returns once it has been started.
-pub fn spawn_detached(program: &Path, args: &[&OsStr]) -> std::io::Result<()> {
-    let mut command = Command::new(program);
-    command
-        .args(args)
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null());
-    #[cfg(unix)]
-    {
-        use std::os::unix::process::CommandExt;
-        // SAFETY: only async-signal-safe calls (fork, _exit, setsid) run between fork and exec.
-        unsafe {
-            command.pre_exec(|| {
-                match libc::fork() {
-                    -1 => return Err(std::io::Error::last_os_error()),
-                    0 => {}
-                    _ => libc::_exit(0),
-                }
-                libc::setsid();
-                Ok(())
-            });
-        }
-    }
-    let mut child = command.spawn()?;
-    // The intermediate process exits at once (Unix); reap it so it leaves no zombie.
-    #[cfg(unix)]
-    let _ = child.wait();
-    #[cfg(not(unix))]
-    drop(child);
-    Ok(())
-}
-
 /// Opens the dashboard. Errors say what was missing.
 pub fn open_dashboard() -> std::io::Result<PathBuf> {
     let program = companion_program().ok_or_else(|| {
@@ -79,7 +47,7 @@ pub fn open_dashboard() -> std::io::Result<PathBuf> {
             format!("{COMPANION} not found (${COMPANION_ENV}, beside fabric-tray, or on PATH)"),
         )
     })?;
-    spawn_detached(&program, &[])?;
+    spawn_detached(&program, &[] as &[&OsStr])?;
     Ok(program)
 }
 
@@ -98,34 +66,6 @@ pub fn open_file(path: &Path) -> std::io::Result<()> {
 #[cfg(all(test, unix))]
 mod tests {
     use super::*;
-
-    #[test]
-    fn a_detached_program_is_not_our_child_and_runs_in_its_own_session() {
-        let dir = tempfile::tempdir().unwrap();
-        let out = dir.path().join("out");
-        let script = format!(
-            "echo $$ $PPID $(ps -o sid= -p $$) > {0}.tmp && mv {0}.tmp {0}",
-            out.display()
-        );
-        spawn_detached(Path::new("sh"), &[OsStr::new("-c"), OsStr::new(&script)]).unwrap();
-        let start = std::time::Instant::now();
-        while !out.exists() {
-            assert!(start.elapsed().as_secs() < 20, "the program did not run");
-            std::thread::sleep(std::time::Duration::from_millis(20));
-        }
-        let text = std::fs::read_to_string(&out).unwrap();
-        let fields: Vec<u32> = text
-            .split_whitespace()
-            .map(|w| w.parse().unwrap())
-            .collect();
-        assert_ne!(fields[1], std::process::id(), "not our child");
-        assert_eq!(fields[2], fields[0], "a session leader");
-    }
-
-    #[test]
-    fn a_missing_program_is_an_error() {
-        assert!(spawn_detached(Path::new("/nonexistent/program"), &[]).is_err());
-    }
 
     #[test]
     fn the_variable_wins() {

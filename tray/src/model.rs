@@ -1,6 +1,6 @@
 //! The tray model: a pure function of (previous model, new snapshot, now).
 //!
-//! [`Snapshot`] is everything the tray shows, reduced from `fabric_session::status::Status`,
+//! [`Snapshot`] is everything the tray shows, reduced from `companion_core::status::Status`,
 //! the settings and the hook log (see [`crate::snapshot`]). [`decide`] turns it into a
 //! [`TrayView`] (icon state, menu lines, macOS title) and the notifications to raise or
 //! withdraw, keeping per-session counts and rate-limit state in [`Model`]. Nothing here
@@ -8,7 +8,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use fabric_session::host::Host;
+use companion_core::host::Host;
 
 /// At most one notification a minute per session.
 pub const RATE_LIMIT_SECS: u64 = 60;

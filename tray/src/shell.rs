@@ -10,9 +10,9 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use clap::Parser;
-use fabric_session::paths::Paths;
-use fabric_session::settings;
-use fabric_session::stable_binary::{self, CopyOutcome};
+use companion_core::paths::Paths;
+use companion_core::settings;
+use companion_core::stable_binary::{self, CopyOutcome};
 use tao::event::{Event, StartCause};
 use tao::event_loop::{ControlFlow, EventLoopBuilder, EventLoopProxy};
 use tao::platform::run_return::EventLoopExtRunReturn;
@@ -149,7 +149,7 @@ fn run_loop(paths: Paths) -> anyhow::Result<()> {
 
     // Our own folders exist from the start, so they can be watched.
     for dir in [&paths.cache_dir, &paths.config_dir] {
-        let _ = fabric_session::fsutil::create_private_dir(dir);
+        let _ = companion_core::fsutil::create_private_dir(dir);
     }
     let refresh = proxy.clone();
     watcher::spawn(watch_targets(&paths), move || {
@@ -257,7 +257,7 @@ impl State {
             background.send(Command::Watch(model::watch_set(&snap)));
             let fabric_pid = match snap.fabric {
                 model::FabricLine::Running { .. } => {
-                    fabric_session::hub::read_fabric_state(&self.paths.hub_json())
+                    companion_core::hub::read_fabric_state(&self.paths.hub_json())
                         .hub()
                         .map(|hub| hub.pid)
                 }

@@ -5,9 +5,9 @@
 use std::io::{Read, Seek, SeekFrom};
 use std::path::Path;
 
-use fabric_session::paths::Paths;
-use fabric_session::settings::{self, Settings};
-use fabric_session::status::{self, Status};
+use companion_core::paths::Paths;
+use companion_core::settings::{self, Settings};
+use companion_core::status::{self, Status};
 
 use crate::clock;
 use crate::model::{FabricLine, HostView, SessionView, Snapshot};
@@ -119,9 +119,9 @@ pub fn recent_failure(log: &Path, now: i64) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use fabric_session::board::BoardState;
-    use fabric_session::host::Host;
-    use fabric_session::spool::{BoardRecord, SessionId, SessionRecord, Spool};
+    use companion_core::board::BoardState;
+    use companion_core::host::Host;
+    use companion_core::spool::{BoardRecord, SessionId, SessionRecord, Spool};
 
     fn paths_in(home: &Path) -> Paths {
         let fabric_dir = home.join("share/passioncode-fabric");

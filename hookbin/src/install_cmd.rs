@@ -10,9 +10,9 @@ use std::path::PathBuf;
 
 use serde::Serialize;
 
-use super::{Applied, InstallError, Operation, Plan};
-use crate::host::Host;
-use crate::paths::Paths;
+use companion_core::host::Host;
+use companion_core::install::{self, Action, Applied, Entry, InstallError, Operation, Plan};
+use companion_core::paths::Paths;
 
 /// Arguments of `fabric-session install-host-hooks`.
 #[derive(Debug, Clone, clap::Args)]
@@ -47,9 +47,9 @@ pub fn run(args: &InstallArgs, paths: &Paths) -> i32 {
     };
     let script = args.script.as_deref();
     let result = match (&args.expect_sha256, args.apply) {
-        (Some(expected), true) => super::apply(args.host, operation, script, paths, expected)
+        (Some(expected), true) => install::apply(args.host, operation, script, paths, expected)
             .map(|applied| output_applied(&applied, args.json)),
-        _ => super::plan(args.host, operation, script, paths)
+        _ => install::plan(args.host, operation, script, paths)
             .map(|plan| output_plan(&plan, args.json)),
     };
     match result {
@@ -90,13 +90,13 @@ fn output_applied(applied: &Applied, json: bool) -> String {
     let mut out = String::new();
     if !applied.changed {
         let reason = match &plan.action {
-            super::Action::NothingToDo { reason } => reason.as_str(),
+            Action::NothingToDo { reason } => reason.as_str(),
             _ => "nothing to do",
         };
         out.push_str(&format!("{file}: {reason}; nothing to do.\n"));
         return out;
     }
-    let events = |entries: &[super::Entry]| {
+    let events = |entries: &[Entry]| {
         let mut names: Vec<&str> = entries.iter().map(|e| e.event.as_str()).collect();
         names.dedup();
         names.join(", ")

@@ -5,7 +5,7 @@
 //! - [`engine`]: [`MailWatcher`], one tokio task watching any number of sessions, with a
 //!   shared Fabric gate, per-session counts and backoff, and a stream of [`WatchEvent`]s.
 //!   The tray drives it for many sessions; [`Look`] is the seam tests script.
-//! - [`cli`]: `fabric-session watch-mail`, the engine with one session and a printer:
+//! - `fabric-session watch-mail` (the binary's `watch_cmd`) drives the engine with one session and a printer:
 //!   refusals, the lines the agent reads, and every way it exits.
 //!
 //! Looks go through `fabric-mcp --rejoin-only --runtime-session-id <id>` only, and only while
@@ -17,7 +17,6 @@
 //! Unix (`PR_SET_PDEATHSIG` on Linux, a twice-a-second parent-pid check on the others); on
 //! Windows only Ctrl-C stops the command (no parent or stdin watch yet).
 
-pub mod cli;
 pub mod engine;
 pub mod schedule;
 

@@ -16,9 +16,9 @@ use serde_json::{Map, Value};
 use tokio::process::{Child, ChildStdin, ChildStdout, Command};
 use tokio::time::Instant;
 
-use crate::env_vars;
-use crate::host::Host;
-use crate::spool::SessionId;
+use companion_core::env_vars;
+use companion_core::host::Host;
+use companion_core::spool::SessionId;
 
 /// How long a child may take to exit on its own after its stdin closes.
 const EXIT_GRACE: Duration = Duration::from_millis(500);

@@ -30,8 +30,6 @@
 //! - Removing the last of our entries drops the event list, then the `hooks` object, when
 //!   they end up empty; a missing or empty JSON file therefore round-trips to `{}`.
 
-pub mod cli;
-
 mod claude;
 mod codex;
 mod command;

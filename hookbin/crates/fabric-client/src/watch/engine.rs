@@ -49,15 +49,15 @@ use tokio::sync::{Semaphore, mpsc};
 use tokio::task::{Id, JoinError, JoinHandle, JoinSet};
 use tokio::time::Instant;
 
-use crate::board::{self, BoardReading, BoardState, RefusalCode};
-use crate::clock;
-use crate::fabric_client::{self, CallOutcome, FabricClient, FabricError, Rejoin};
-use crate::hook_log::{self, Outcome};
-use crate::host::Host;
-use crate::hub::{self, DownReason, FabricState};
-use crate::paths::Paths;
-use crate::spool::{BoardRecord, SessionId, Spool};
+use crate::mcp::{self, CallOutcome, FabricClient, FabricError, Rejoin};
 use crate::watch::schedule::{self, Backoff};
+use companion_core::board::{self, BoardReading, BoardState, RefusalCode};
+use companion_core::clock;
+use companion_core::hook_log::{self, Outcome};
+use companion_core::host::Host;
+use companion_core::hub::{self, DownReason, FabricState};
+use companion_core::paths::Paths;
+use companion_core::spool::{BoardRecord, SessionId, Spool};
 
 /// How long one look may take, child start to child reaped (the spec's 10 s deadline).
 pub const LOOK_DEADLINE: Duration = Duration::from_secs(10);
@@ -132,7 +132,7 @@ pub trait Look: Send + Sync + 'static {
 }
 
 /// The real look: `fabric-mcp --runner … --rejoin-only --runtime-session-id <id>`, one
-/// `com.status`, then the child is ended and reaped ([`fabric_client::with_session`]).
+/// `com.status`, then the child is ended and reaped ([`crate::mcp::with_session`]).
 #[derive(Debug, Clone, Default)]
 pub struct FabricLook {
     program: Option<PathBuf>,
@@ -175,7 +175,7 @@ impl Look for FabricLook {
 /// One real look through `rejoin` within `budget`, usable without the engine.
 pub async fn look_with(rejoin: &Rejoin, budget: Duration) -> Result<BoardReading, LookFailure> {
     let deadline = Instant::now() + budget;
-    let outcome = fabric_client::with_session(rejoin, deadline, async |client: &FabricClient| {
+    let outcome = mcp::with_session(rejoin, deadline, async |client: &FabricClient| {
         client.call("com.status", Map::new()).await
     })
     .await

@@ -16,46 +16,20 @@ use serde_json::{Map, Value, json};
 use sha2::{Digest, Sha256};
 use tokio::time::Instant;
 
-use crate::board::{self, BoardReading};
-use crate::clock;
-use crate::fabric_client::{self, CallOutcome, FabricClient, Rejoin};
 use crate::git_turn;
-use crate::hook_log::{self, Outcome};
-use crate::host::Host;
-use crate::hub;
-use crate::paths::Paths;
-use crate::spool::{BoardRecord, SessionId, Spool, TurnEntry, TurnStatsRecord};
+use crate::mcp::{self, CallOutcome, FabricClient, Rejoin};
+use companion_core::board::{self, BoardReading};
+use companion_core::clock;
+use companion_core::hook_log::{self, Outcome};
+use companion_core::host::Host;
+use companion_core::hub;
+use companion_core::paths::Paths;
+use companion_core::spool::{BoardRecord, SessionId, Spool, TurnEntry, TurnStatsRecord};
 
 /// Everything the worker does happens within this long of its start.
 pub const WORKER_DEADLINE: Duration = Duration::from_secs(10);
 /// How often a worker waiting for another's lock looks again.
 const LOCK_POLL: Duration = Duration::from_millis(50);
-
-/// Starts the worker for `spool_dir`, detached: its own session, stdio closed, not waited for.
-pub fn spawn_detached(spool_dir: &Path) -> std::io::Result<()> {
-    let exe = std::env::current_exe()?;
-    let mut command = std::process::Command::new(exe);
-    command
-        .arg("worker")
-        .arg(spool_dir)
-        .stdin(std::process::Stdio::null())
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null());
-    #[cfg(unix)]
-    {
-        use std::os::unix::process::CommandExt;
-        // SAFETY: setsid is async-signal-safe and touches no memory of the parent.
-        unsafe {
-            command.pre_exec(|| {
-                if libc::setsid() == -1 {
-                    return Err(std::io::Error::last_os_error());
-                }
-                Ok(())
-            });
-        }
-    }
-    command.spawn().map(drop)
-}
 
 /// The idempotency key of one event of one session: the same inputs give the same key.
 pub fn idempotency_key(session: &SessionId, event: &str, number: u64) -> String {
@@ -69,7 +43,7 @@ struct Work {
     session: SessionId,
     host: Host,
     turns: Vec<TurnEntry>,
-    end: Option<crate::spool::EndRecord>,
+    end: Option<companion_core::spool::EndRecord>,
     cwd: Option<PathBuf>,
 }
 
@@ -157,7 +131,7 @@ async fn run_async(paths: &Paths, spool: &Spool, session: SessionId) {
         });
     }
     let in_flight: Cell<Option<&'static str>> = Cell::new(None);
-    let result = fabric_client::with_session(&rejoin, deadline, async |client: &FabricClient| {
+    let result = mcp::with_session(&rejoin, deadline, async |client: &FabricClient| {
         for turn in &work.turns {
             in_flight.set(Some("observe-turn"));
             let args = turn_arguments(&work, turn, &stats);

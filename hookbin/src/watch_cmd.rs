@@ -21,19 +21,19 @@ use std::io::{self, Write};
 use std::path::Path;
 use std::time::Duration;
 
-use crate::env_vars;
-use crate::hook_log::{self, Outcome};
-use crate::host::Host;
-use crate::launched::{self, Silence};
-use crate::paths::Paths;
-use crate::process;
-use crate::registration;
-use crate::spool::SessionId;
 use crate::texts;
-use crate::watch::engine::{
+use companion_core::env_vars;
+use companion_core::hook_log::{self, Outcome};
+use companion_core::host::Host;
+use companion_core::launched::{self, Silence};
+use companion_core::paths::Paths;
+use companion_core::process;
+use companion_core::registration;
+use companion_core::spool::SessionId;
+use fabric_client::watch::engine::{
     Audience, FabricLook, LOG_EVENT, MailWatcher, Problem, WatchConfig, WatchEvent,
 };
-use crate::watch::schedule;
+use fabric_client::watch::schedule;
 
 /// Arguments of `fabric-session watch-mail`.
 #[derive(Debug, Clone, clap::Args)]
@@ -419,9 +419,9 @@ fn parent_gone(parent: u32) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::board::{BoardState, RefusalCode};
-    use crate::hub::DownReason;
-    use crate::watch::engine::LookFailure;
+    use companion_core::board::{BoardState, RefusalCode};
+    use companion_core::hub::DownReason;
+    use fabric_client::watch::engine::LookFailure;
 
     fn session() -> SessionId {
         SessionId::new("s1").unwrap()

@@ -1,0 +1,93 @@
+//! Starting one of our programs without keeping it: the hooks' worker, the dashboard from the
+//! tray, the tray from the dashboard, a file viewer. This is the one place that knows how.
+//!
+//! - Unix: a double fork. The intermediate process exits at once and is reaped here, so the
+//!   program is nobody's waited child (no zombie in a long-running caller, nothing the caller
+//!   has to wait for); it runs in its own session (`setsid`), so a host killing the hook's
+//!   process group or terminal does not reach it.
+//! - Windows: a new process group with no console window (`DETACHED_PROCESS`,
+//!   `CREATE_NEW_PROCESS_GROUP`, `CREATE_NO_WINDOW`), so nothing flashes on screen.
+//!
+//! Everywhere stdin, stdout and stderr are the null device: the program never reads the
+//! caller's terminal nor writes into a host's pipes. An error to start it (say, a missing
+//! program) is returned; the program's own exit is never waited for.
+
+use std::ffi::OsStr;
+use std::path::Path;
+use std::process::{Command, Stdio};
+
+/// Starts `program` with `args`, detached. Returns once it has been started.
+pub fn spawn_detached<S: AsRef<OsStr>>(program: &Path, args: &[S]) -> std::io::Result<()> {
+    let mut command = Command::new(program);
+    command
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null());
+    #[cfg(unix)]
+    {
+        use std::os::unix::process::CommandExt;
+        // SAFETY: only async-signal-safe calls (fork, _exit, setsid) run between fork and exec.
+        // An exec failure in the grandchild still reaches `spawn` through std's CLOEXEC pipe,
+        // whose write end the grandchild inherits.
+        unsafe {
+            command.pre_exec(|| {
+                match libc::fork() {
+                    -1 => return Err(std::io::Error::last_os_error()),
+                    0 => {}
+                    _ => libc::_exit(0),
+                }
+                libc::setsid();
+                Ok(())
+            });
+        }
+    }
+    #[cfg(windows)]
+    {
+        use std::os::windows::process::CommandExt;
+        const DETACHED_PROCESS: u32 = 0x0000_0008;
+        const CREATE_NEW_PROCESS_GROUP: u32 = 0x0000_0200;
+        const CREATE_NO_WINDOW: u32 = 0x0800_0000;
+        command.creation_flags(DETACHED_PROCESS | CREATE_NEW_PROCESS_GROUP | CREATE_NO_WINDOW);
+    }
+    let mut child = command.spawn()?;
+    // Unix: the intermediate process has exited already; reap it so it leaves no zombie.
+    #[cfg(unix)]
+    let _ = child.wait();
+    #[cfg(not(unix))]
+    drop(child);
+    Ok(())
+}
+
+#[cfg(all(test, unix))]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_detached_program_is_not_our_child_and_runs_in_its_own_session() {
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("out");
+        let script = format!(
+            "echo $$ $PPID $(ps -o sid= -p $$) > {0}.tmp && mv {0}.tmp {0}",
+            out.display()
+        );
+        spawn_detached(Path::new("sh"), &["-c", &script]).unwrap();
+        let start = std::time::Instant::now();
+        while !out.exists() {
+            assert!(start.elapsed().as_secs() < 20, "the program did not run");
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        let text = std::fs::read_to_string(&out).unwrap();
+        let fields: Vec<u32> = text
+            .split_whitespace()
+            .map(|w| w.parse().unwrap())
+            .collect();
+        assert_ne!(fields[1], std::process::id(), "not our child");
+        assert_eq!(fields[2], fields[0], "a session leader");
+    }
+
+    #[test]
+    fn a_missing_program_is_an_error() {
+        assert!(spawn_detached(Path::new("/nonexistent/program"), &[] as &[&str]).is_err());
+    }
+}
