@@ -29,6 +29,24 @@ pub fn read_bounded(path: &Path, limit: u64) -> io::Result<Option<Vec<u8>>> {
     }
 }
 
+/// Opens a file we do not own for reading without ever blocking on it: `O_NONBLOCK` (a FIFO
+/// or a device answers at once instead of waiting for a writer) and `O_NOCTTY`, then checks on
+/// the open descriptor that it is a regular file. `Ok(None)` when it does not exist or is
+/// anything but a regular file.
+pub fn open_regular(path: &Path) -> io::Result<Option<(File, fs::Metadata)>> {
+    let mut options = OpenOptions::new();
+    options.read(true);
+    #[cfg(unix)]
+    options.custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY);
+    let file = match options.open(path) {
+        Ok(file) => file,
+        Err(err) if err.kind() == io::ErrorKind::NotFound => return Ok(None),
+        Err(err) => return Err(err),
+    };
+    let meta = file.metadata()?;
+    Ok(meta.is_file().then_some((file, meta)))
+}
+
 /// Reads a small JSON file; `None` when it is missing, unreadable, too large or not `T`.
 pub fn read_json<T: for<'de> serde::Deserialize<'de>>(path: &Path, limit: u64) -> Option<T> {
     let bytes = read_bounded(path, limit).ok()??;

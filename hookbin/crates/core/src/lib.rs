@@ -9,6 +9,7 @@
 
 pub mod board;
 pub mod clock;
+pub mod config_cache;
 pub mod detach;
 pub mod env_vars;
 pub mod fsutil;
@@ -16,6 +17,7 @@ pub mod hook_log;
 pub mod host;
 pub mod hub;
 pub mod install;
+pub mod json_scan;
 pub mod launched;
 pub mod paths;
 pub mod process;

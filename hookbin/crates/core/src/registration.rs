@@ -4,22 +4,34 @@
 //! in the same file) and project scope (`<cwd>/.mcp.json`). Codex: `[mcp_servers.fabric]` in
 //! `$CODEX_HOME/config.toml`. Kimi Code: `mcpServers.fabric` in `$KIMI_CODE_HOME/mcp.json` and
 //! `<cwd>/.kimi-code/mcp.json`. Only key presence is looked at; server settings (which may
-//! hold tokens) are skipped unread by the parser.
+//! hold tokens) are skipped unread.
+//!
+//! A person's `~/.claude.json` grows to megabytes (every project, with its history), and the
+//! hooks ask on every session start. So JSON files are walked with [`crate::json_scan`], which
+//! jumps over what it does not need, and the verdict on a large file (user scope, and which
+//! projects have a local registration, by digest) is kept in [`crate::config_cache`] keyed by
+//! the file's identity: an unchanged file costs a `stat` and a small read. Files are opened
+//! without blocking ([`fsutil::open_regular`]): a FIFO or a device is no config.
 
-use std::collections::HashMap;
+use std::fs::File;
+use std::io::Read;
 use std::path::Path;
 
-use serde::de::IgnoredAny;
 use serde::{Deserialize, Serialize};
 
+use crate::config_cache::{self, ConfigCache};
 use crate::fsutil;
 use crate::host::Host;
+use crate::json_scan;
 use crate::paths::Paths;
 
 /// The MCP server name we look for.
 pub const FABRIC_SERVER: &str = "fabric";
 /// Claude Code's `.claude.json` can grow large; we read at most this much.
 const CONFIG_LIMIT: u64 = 32 * 1024 * 1024;
+/// Config files at least this large have their verdict cached; a smaller one is read
+/// directly, which costs no more than reading the cache.
+const CACHE_FROM_BYTES: u64 = 64 * 1024;
 
 /// Where a `fabric` registration was found.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -33,65 +45,67 @@ pub enum Scope {
     Project,
 }
 
-#[derive(Deserialize, Default)]
-struct McpServersFile {
-    #[serde(rename = "mcpServers", default)]
-    mcp_servers: HashMap<String, IgnoredAny>,
+/// What one config file says about `fabric`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+struct Verdict {
+    /// Registered at the file's own (user) scope.
+    user: bool,
+    /// Projects with a local-scope registration, as [`config_cache::path_digest`]s of their
+    /// folders (Claude Code's `projects` only).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    projects: Vec<String>,
 }
 
-#[derive(Deserialize, Default)]
-struct ClaudeJson {
-    #[serde(rename = "mcpServers", default)]
-    mcp_servers: HashMap<String, IgnoredAny>,
-    #[serde(default)]
-    projects: HashMap<String, McpServersFile>,
-}
-
-#[derive(Deserialize, Default)]
-struct CodexConfig {
-    #[serde(default)]
-    mcp_servers: HashMap<String, IgnoredAny>,
+/// How a config file is read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    /// `~/.claude.json`: `mcpServers` and `projects.<folder>.mcpServers`.
+    ClaudeState,
+    /// `.mcp.json`, Kimi Code's `mcp.json`: `mcpServers`.
+    McpJson,
+    /// Codex's `config.toml`: `[mcp_servers]`.
+    CodexToml,
 }
 
 /// Every scope in which `host` has `fabric` registered, for a session whose folder is `cwd`
 /// (`None` looks at user scope only).
 pub fn fabric_scopes(host: Host, paths: &Paths, cwd: Option<&Path>) -> Vec<Scope> {
+    let cache = ConfigCache::new(&paths.cache_dir);
     let mut scopes = Vec::new();
     match host {
         Host::Claude => {
-            if let Some(claude) = read_json::<ClaudeJson>(&paths.claude_json()) {
-                if claude.mcp_servers.contains_key(FABRIC_SERVER) {
-                    scopes.push(Scope::User);
-                }
-                let local = cwd.and_then(|cwd| claude.projects.get(cwd.to_str()?));
-                if local.is_some_and(|p| p.mcp_servers.contains_key(FABRIC_SERVER)) {
-                    scopes.push(Scope::Local);
-                }
+            let state = verdict(&cache, &paths.claude_json(), Kind::ClaudeState);
+            if state.user {
+                scopes.push(Scope::User);
             }
             if let Some(cwd) = cwd
-                && has_fabric_in(&cwd.join(".mcp.json"))
+                && state.projects.contains(&config_cache::path_digest(cwd))
+            {
+                scopes.push(Scope::Local);
+            }
+            if let Some(cwd) = cwd
+                && verdict(&cache, &cwd.join(".mcp.json"), Kind::McpJson).user
             {
                 scopes.push(Scope::Project);
             }
         }
         Host::Codex => {
-            let path = paths.codex_home().join("config.toml");
-            let found = fsutil::read_bounded(&path, CONFIG_LIMIT)
-                .ok()
-                .flatten()
-                .and_then(|bytes| String::from_utf8(bytes).ok())
-                .and_then(|text| toml::from_str::<CodexConfig>(&text).ok())
-                .is_some_and(|config| config.mcp_servers.contains_key(FABRIC_SERVER));
-            if found {
+            let config = paths.codex_home().join("config.toml");
+            if verdict(&cache, &config, Kind::CodexToml).user {
                 scopes.push(Scope::User);
             }
         }
         Host::Kimi => {
-            if has_fabric_in(&paths.kimi_home().join("mcp.json")) {
+            if verdict(&cache, &paths.kimi_home().join("mcp.json"), Kind::McpJson).user {
                 scopes.push(Scope::User);
             }
             if let Some(cwd) = cwd
-                && has_fabric_in(&cwd.join(".kimi-code").join("mcp.json"))
+                && verdict(
+                    &cache,
+                    &cwd.join(".kimi-code").join("mcp.json"),
+                    Kind::McpJson,
+                )
+                .user
             {
                 scopes.push(Scope::Project);
             }
@@ -105,13 +119,119 @@ pub fn has_fabric(host: Host, paths: &Paths, cwd: Option<&Path>) -> bool {
     !fabric_scopes(host, paths, cwd).is_empty()
 }
 
-fn has_fabric_in(path: &Path) -> bool {
-    read_json::<McpServersFile>(path)
-        .is_some_and(|file| file.mcp_servers.contains_key(FABRIC_SERVER))
+/// The verdict on one file: nothing for a missing, unreadable or special file.
+fn verdict(cache: &ConfigCache, path: &Path, kind: Kind) -> Verdict {
+    let Ok(Some((mut file, meta))) = fsutil::open_regular(path) else {
+        return Verdict::default();
+    };
+    if meta.len() < CACHE_FROM_BYTES {
+        return read_verdict(&mut file, kind);
+    }
+    cache
+        .verdict(path, &mut file, &meta, |file| read_verdict(file, kind))
+        .0
 }
 
-fn read_json<T: for<'de> Deserialize<'de>>(path: &Path) -> Option<T> {
-    fsutil::read_json(path, CONFIG_LIMIT)
+fn read_verdict(file: &mut File, kind: Kind) -> Verdict {
+    let mut bytes = Vec::new();
+    if file.take(CONFIG_LIMIT).read_to_end(&mut bytes).is_err() {
+        return Verdict::default();
+    }
+    match kind {
+        Kind::ClaudeState => claude_state_verdict(&bytes),
+        Kind::McpJson => Verdict {
+            user: mcp_servers_has_fabric(&bytes).unwrap_or(false),
+            projects: Vec::new(),
+        },
+        Kind::CodexToml => Verdict {
+            user: codex_has_fabric(&bytes),
+            projects: Vec::new(),
+        },
+    }
+}
+
+/// `mcpServers.fabric` at the top of a JSON document.
+fn mcp_servers_has_fabric(doc: &[u8]) -> Result<bool, json_scan::Malformed> {
+    let root = json_scan::root(doc)?;
+    if !json_scan::is_object(doc, &root) {
+        return Ok(false);
+    }
+    match json_scan::member(doc, root, "mcpServers")? {
+        Some(servers) => servers_have_fabric(doc, servers),
+        None => Ok(false),
+    }
+}
+
+fn servers_have_fabric(
+    doc: &[u8],
+    servers: std::ops::Range<usize>,
+) -> Result<bool, json_scan::Malformed> {
+    if !json_scan::is_object(doc, &servers) {
+        return Ok(false);
+    }
+    Ok(json_scan::member(doc, servers, FABRIC_SERVER)?.is_some())
+}
+
+/// `~/.claude.json`: user scope, and every project folder with a local registration.
+fn claude_state_verdict(doc: &[u8]) -> Verdict {
+    let walk = || -> Result<Verdict, json_scan::Malformed> {
+        let mut verdict = Verdict::default();
+        let root = json_scan::root(doc)?;
+        if !json_scan::is_object(doc, &root) {
+            return Ok(verdict);
+        }
+        let mut failed = None;
+        json_scan::for_each_member(doc, root, |key, value| {
+            let found = match key {
+                "mcpServers" => servers_have_fabric(doc, value).map(|user| {
+                    verdict.user |= user;
+                }),
+                "projects" if json_scan::is_object(doc, &value) => {
+                    json_scan::for_each_member(doc, value, |folder, project| {
+                        let local = json_scan::is_object(doc, &project)
+                            .then(|| json_scan::member(doc, project, "mcpServers"))
+                            .transpose()
+                            .map(Option::flatten)
+                            .and_then(|servers| match servers {
+                                Some(servers) => servers_have_fabric(doc, servers),
+                                None => Ok(false),
+                            });
+                        match local {
+                            Ok(true) => verdict
+                                .projects
+                                .push(config_cache::path_digest(Path::new(folder))),
+                            Ok(false) => {}
+                            Err(err) => failed = Some(err),
+                        }
+                        failed.is_none()
+                    })
+                }
+                _ => Ok(()),
+            };
+            if let Err(err) = found {
+                failed = Some(err);
+            }
+            failed.is_none()
+        })?;
+        match failed {
+            Some(err) => Err(err),
+            None => Ok(verdict),
+        }
+    };
+    walk().unwrap_or_default()
+}
+
+/// `[mcp_servers.fabric]` in Codex's `config.toml`.
+fn codex_has_fabric(bytes: &[u8]) -> bool {
+    #[derive(Deserialize)]
+    struct CodexConfig {
+        #[serde(default)]
+        mcp_servers: std::collections::HashMap<String, serde::de::IgnoredAny>,
+    }
+    std::str::from_utf8(bytes)
+        .ok()
+        .and_then(|text| toml::from_str::<CodexConfig>(text).ok())
+        .is_some_and(|config| config.mcp_servers.contains_key(FABRIC_SERVER))
 }
 
 #[cfg(test)]
@@ -154,11 +274,65 @@ mod tests {
 
     #[test]
     fn other_servers_are_not_fabric() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("mcp.json");
-        std::fs::write(&path, r#"{"mcpServers":{"fabricate":{}, "other":{}}}"#).unwrap();
-        assert!(!has_fabric_in(&path));
-        std::fs::write(&path, "not json").unwrap();
-        assert!(!has_fabric_in(&path));
+        for doc in [
+            r#"{"mcpServers":{"fabricate":{}, "other":{}}}"#,
+            "not json",
+            r#"{"mcpServers":{"fabric":{}}"#,
+            r#"{"mcpServers":["fabric"]}"#,
+            r#"["mcpServers"]"#,
+            r#"{"other":{"mcpServers":{"fabric":{}}}}"#,
+        ] {
+            assert!(
+                !mcp_servers_has_fabric(doc.as_bytes()).unwrap_or(false),
+                "{doc}"
+            );
+        }
+        assert!(
+            mcp_servers_has_fabric(br#"{"a":[{"}":"{"}],"mcpServers":{"x":1,"fabric":{}}}"#)
+                .unwrap()
+        );
+    }
+
+    /// The walk agrees with a full serde parse on what is registered where.
+    #[test]
+    fn the_walk_agrees_with_a_full_parse() {
+        fn reference(doc: &str) -> Verdict {
+            let Ok(serde_json::Value::Object(root)) = serde_json::from_str(doc) else {
+                return Verdict::default();
+            };
+            let has = |v: Option<&serde_json::Value>| {
+                v.and_then(|s| s.as_object())
+                    .is_some_and(|s| s.contains_key(FABRIC_SERVER))
+            };
+            let mut projects: Vec<String> = root
+                .get("projects")
+                .and_then(|p| p.as_object())
+                .map(|p| {
+                    p.iter()
+                        .filter(|(_, v)| has(v.get("mcpServers")))
+                        .map(|(k, _)| config_cache::path_digest(Path::new(k)))
+                        .collect()
+                })
+                .unwrap_or_default();
+            projects.sort();
+            Verdict {
+                user: has(root.get("mcpServers")),
+                projects,
+            }
+        }
+        let docs = [
+            r#"{}"#,
+            r#"{"mcpServers":{"fabric":{}}}"#,
+            r#"{"mcpServers":{"fabric":{"env":{"A":"}{\"\\"}}},"projects":{}}"#,
+            r#"{"projects":{"/a":{"mcpServers":{"fabric":{}}},"/b":{"mcpServers":{}},"/c":[],"/d":{"x":{"mcpServers":{"fabric":1}}}}}"#,
+            r#"{"projects":{"/w/\u00e9t\u00e9":{"mcpServers":{"fabric":{}}}},"mcpServers":[]}"#,
+            r#"{"history":[{"display":"mcpServers fabric \"fabric\""}],"mcpServers":{"fabricate":true}}"#,
+            r#"  {"numStartups":1e3,"tips":{"a":-0.5,"b":[true,false,null]},"mcpServers":{"x":{},"fabric":null}}  "#,
+        ];
+        for doc in docs {
+            let mut walked = claude_state_verdict(doc.as_bytes());
+            walked.projects.sort();
+            assert_eq!(walked, reference(doc), "{doc}");
+        }
     }
 }
