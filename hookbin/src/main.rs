@@ -4,14 +4,19 @@
 //!
 //! Hooks (`hook <event>`) and the worker never fail outward: every error and every panic ends
 //! in exit 0 with nothing printed. The other commands report errors in one line on stderr.
+//!
+//! On Linux the program starts without std's runtime start-up (`no_main`): see `startup`.
+
+#![cfg_attr(all(target_os = "linux", not(test)), no_main)]
 
 use std::path::PathBuf;
-use std::process::ExitCode;
 
 mod hook_input;
 mod hooks;
 mod install_cmd;
 mod output;
+#[cfg(all(target_os = "linux", not(test)))]
+mod startup;
 mod texts;
 mod watch_cmd;
 
@@ -62,7 +67,27 @@ enum Command {
     },
 }
 
-fn main() -> ExitCode {
+/// The C entry point: glibc hands std the arguments and environment itself, so `std::env`
+/// works as usual; [`startup`] does the rest of what std's start-up would have done.
+#[cfg(all(target_os = "linux", not(test)))]
+#[unsafe(no_mangle)]
+extern "C" fn main(
+    _argc: std::ffi::c_int,
+    _argv: *const *const std::ffi::c_char,
+) -> std::ffi::c_int {
+    startup::prepare();
+    let code = program();
+    startup::finish();
+    std::ffi::c_int::from(code)
+}
+
+#[cfg(any(not(target_os = "linux"), test))]
+fn main() -> std::process::ExitCode {
+    std::process::ExitCode::from(program())
+}
+
+/// The whole program; returns the exit status.
+fn program() -> u8 {
     // Hooks must exit 0 whatever happens, before clap can object to anything else.
     let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
     let is_quiet = matches!(
@@ -72,14 +97,14 @@ fn main() -> ExitCode {
     if is_quiet {
         std::panic::set_hook(Box::new(|_| {}));
         let _ = std::panic::catch_unwind(|| run_quiet(&args));
-        return ExitCode::SUCCESS;
+        return 0;
     }
     let cli = Cli::parse();
     match run(cli) {
         Ok(code) => code,
         Err(err) => {
             eprintln!("fabric-session: {err:#}");
-            ExitCode::FAILURE
+            1
         }
     }
 }
@@ -102,7 +127,7 @@ fn run_quiet(args: &[std::ffi::OsString]) {
     }
 }
 
-fn run(cli: Cli) -> anyhow::Result<ExitCode> {
+fn run(cli: Cli) -> anyhow::Result<u8> {
     let paths = Paths::from_env().ok_or_else(|| anyhow::anyhow!("no home folder is known"))?;
     match cli.command {
         Command::Status { json } => {
@@ -113,16 +138,16 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             } else {
                 print!("{}", status::render_text(&snapshot));
             }
-            Ok(ExitCode::SUCCESS)
+            Ok(0)
         }
         Command::InstallHostHooks(args) => {
             let code = install_cmd::run(&args, &paths);
-            Ok(ExitCode::from(u8::try_from(code).unwrap_or(1)))
+            Ok(u8::try_from(code).unwrap_or(1))
         }
         Command::WatchMail(args) => {
             let code = watch_cmd::run(&args, &paths);
-            Ok(ExitCode::from(u8::try_from(code).unwrap_or(1)))
+            Ok(u8::try_from(code).unwrap_or(1))
         }
-        Command::Hook { .. } | Command::Worker { .. } => Ok(ExitCode::SUCCESS),
+        Command::Hook { .. } | Command::Worker { .. } => Ok(0),
     }
 }
