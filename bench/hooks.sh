@@ -4,6 +4,11 @@
 # temporary HOME where Fabric runs (the stand-in's hub.json), `fabric` is registered, a
 # service descriptor exists and the session's spool holds a count.
 #
+# The binary is measured as it ships (static on Linux, scripts/build-hook-binary.sh) and as a
+# plain dynamic release build, side by side. A third run starts sessions against a person's
+# real-sized ~/.claude.json (400 projects with 20 history entries each, about 2.5 MB) next
+# to the small one, in two HOMEs that differ only in that file.
+#
 # Usage: bench/hooks.sh            (builds release binaries first; needs hyperfine)
 # Results: bench/results/*.md and *.json, and a ratio summary on stdout.
 set -euo pipefail
@@ -14,7 +19,8 @@ command -v hyperfine >/dev/null || {
 cargo build --release -q -p fabric-session -p fabric-fake
 mkdir -p target/bench
 rustc -O -C strip=symbols -o target/bench/empty-main bench/empty_main.rs
-bin=$PWD/target/release/fabric-session
+dynamic=$PWD/target/release/fabric-session
+bin=$(bash scripts/build-hook-binary.sh)
 fake=$PWD/target/release/fabric-fake
 out=$PWD/bench/results
 mkdir -p "$out"
@@ -46,12 +52,49 @@ for event in session-start user-prompt-submit; do
     -n "true" "sh -c 'exec /bin/true < $payload'" \
     -n "rust floor" "sh -c 'exec $PWD/target/bench/empty-main < $payload'" \
     -n "fabric-session $event" "sh -c 'exec $bin hook $event < $payload'" \
+    -n "fabric-session $event (dynamic)" "sh -c 'exec $dynamic hook $event < $payload'" \
     -n "python floor" "sh -c 'exec python3 $PWD/bench/python_floor.py < $payload'"
 done
 
-python3 - "$out" <<'PY'
+# The same session start with a real-sized ~/.claude.json: a second HOME, identical but for
+# that file. It is left to settle (a verdict on a file changed in the last two seconds is not
+# cached) and read once before timing, as a person's would have been by their last session.
+big=$work/big
+mkdir -p "$big"
+cp -a "$HOME/." "$big/"
+python3 - "$big/.claude.json" <<'GEN'
+import json, sys
+projects = {
+    f"/home/someone/src/project-{p:03}": {
+        "allowedTools": [],
+        "history": [{"display": f"please refactor module {h} of project {p}, keep the tests green and explain what changed in a short note " * 2,
+                     "pastedContents": {}} for h in range(20)],
+        "mcpServers": {}, "hasTrustDialogAccepted": True, "lastCost": 0.42,
+        "exampleFiles": [f"src/module_{i}.rs" for i in range(20)],
+    }
+    for p in range(400)
+}
+doc = {"numStartups": 412, "projects": projects, "mcpServers": {"fabric": {"command": "fabric-mcp"}}}
+open(sys.argv[1], "w").write(json.dumps(doc, indent=2))
+GEN
+# A third HOME like the second, where the verdict cannot be cached (its cache file is a
+# folder): the walk of the whole file on every start, as when the file just changed.
+nocache=$work/nocache
+cp -a "$big/." "$nocache/"
+mkdir -p "$nocache/.cache/fabric-companion/config-verdicts.json"
+sleep 3
+env_of() { echo "HOME=$1 XDG_CACHE_HOME=$1/.cache XDG_DATA_HOME=$1/.local/share"; }
+env $(env_of "$big") "$bin" hook session-start < "$payload" > /dev/null
+hyperfine -N --warmup 50 --runs "${RUNS:-500}" \
+  --export-markdown "$out/session-start-real-config.md" --export-json "$out/session-start-real-config.json" \
+  -n "small config" "env $(env_of "$HOME") sh -c 'exec $bin hook session-start < $payload'" \
+  -n "real-sized config" "env $(env_of "$big") sh -c 'exec $bin hook session-start < $payload'" \
+  -n "real-sized config, no cache" "env $(env_of "$nocache") sh -c 'exec $bin hook session-start < $payload'"
+
+python3 - "$out" "$(stat -c %s "$big/.claude.json")" <<'PY'
 import json, sys, os
 out = sys.argv[1]
+big_bytes = int(sys.argv[2])
 for event in ("session-start", "user-prompt-submit"):
     data = json.load(open(os.path.join(out, f"{event}.json")))["results"]
     med = {r["command"]: r["median"] for r in data}
@@ -63,4 +106,11 @@ for event in ("session-start", "user-prompt-submit"):
     print(f"{event}: medians (own cost, sh overhead {overhead*1e3:.3f} ms removed): "
           f"/bin/true {bare*1e3:.3f} ms, empty Rust main {rust*1e3:.3f} ms, fabric-session {ours*1e3:.3f} ms, python floor {python*1e3:.2f} ms; "
           f"fabric-session/true = {ours/bare:.2f}x, python/fabric-session = {python/ours:.1f}x")
+    dynamic = med[f"fabric-session {event} (dynamic)"] - overhead
+    print(f"{event}: as shipped (static) {ours*1e3:.3f} ms vs dynamic {dynamic*1e3:.3f} ms: dynamic/static = {dynamic/ours:.2f}x, dynamic/true = {dynamic/bare:.2f}x")
+data = json.load(open(os.path.join(out, "session-start-real-config.json")))["results"]
+med = {r["command"]: r["median"] for r in data}
+small, big, nocache = med["small config"], med["real-sized config"], med["real-sized config, no cache"]
+print(f"session-start, real-sized ~/.claude.json ({big_bytes/1e6:.1f} MB): {big*1e3:.3f} ms vs small {small*1e3:.3f} ms "
+      f"= {big/small:.2f}x (without the cache, walking the file each time: {nocache*1e3:.3f} ms = {nocache/small:.2f}x)")
 PY
