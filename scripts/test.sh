@@ -12,7 +12,7 @@ packages=(
   git pkg-config build-essential libssl-dev
   libwebkit2gtk-4.1-dev libgtk-3-dev librsvg2-dev libayatana-appindicator3-dev libxdo-dev
   xvfb xauth x11-utils xdotool imagemagick dbus dbus-x11 dunst trayer webkit2gtk-driver chromium
-  python3
+  python3 fish zsh
 )
 . scripts/packages.sh
 ensure_packages "${packages[@]}"

@@ -84,9 +84,15 @@ impl Home {
     }
 
     pub fn command(&self, args: &[&str]) -> Command {
-        let mut command = Command::new(BIN);
+        let mut command = self.program(BIN);
+        command.args(args);
         command
-            .args(args)
+    }
+
+    /// Any program with this home's environment (a shell wrapping the hook, say).
+    pub fn program(&self, program: impl AsRef<std::ffi::OsStr>) -> Command {
+        let mut command = Command::new(program);
+        command
             .env_clear()
             .env("PATH", std::env::var_os("PATH").unwrap_or_default())
             .env("HOME", self.path())

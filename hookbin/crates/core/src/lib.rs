@@ -24,6 +24,7 @@ pub mod process;
 pub mod registration;
 pub mod services;
 pub mod settings;
+pub mod shell_wrapper;
 pub mod spool;
 pub mod stable_binary;
 pub mod status;

@@ -157,11 +157,9 @@ pub fn parent_pid() -> u32 {
     }
 }
 
-/// Shells a host wraps hook commands in (`sh -c '<command>'`).
-const SHELLS: [&str; 6] = ["sh", "bash", "dash", "zsh", "fish", "ksh"];
-
 /// The host process that ran this hook: our parent, or, when the parent is the shell wrapping
-/// our command (`sh -c '… fabric-session hook …'`), that shell's parent. Returns its pid and
+/// our command (`sh -c '… fabric-session hook …'`, `bash -lc …`, `fish -c …`, `cmd /C …`,
+/// `pwsh -Command …`: see [`crate::shell_wrapper`]), that shell's parent. Returns its pid and
 /// start time so a later reader can tell a reused pid from the same process.
 pub fn host_process() -> Option<ProcessInfo> {
     let mut pid = parent_pid();
@@ -177,11 +175,8 @@ pub fn host_process() -> Option<ProcessInfo> {
 }
 
 fn is_wrapping_shell(info: &ProcessInfo) -> bool {
-    if !SHELLS.contains(&info.name.as_str()) {
-        return false;
-    }
     command_line(info.pid).is_some_and(|args| {
-        args.iter().any(|a| a == "-c") && args.iter().any(|a| a.contains("fabric-session"))
+        crate::shell_wrapper::wraps_program(&info.name, &args, crate::install::PROGRAM_NAME)
     })
 }
 
