@@ -139,6 +139,22 @@ impl FakeFabric {
         self.set(state::REFUSAL_CODE_FILE, code);
     }
 
+    /// Makes stand-ins started from now on leave a `sleep` running behind them, in their
+    /// process group (its pid is in a `child` record, see [`FakeFabric::children`]).
+    pub fn set_leave_child(&self) {
+        self.set(state::LEAVE_CHILD_FILE, "1");
+    }
+
+    /// The pids of the children stand-ins left behind.
+    pub fn children(&self) -> Vec<u32> {
+        self.calls()
+            .into_iter()
+            .filter(|record| record["event"] == "child")
+            .filter_map(|record| record["pid"].as_u64())
+            .map(|pid| pid as u32)
+            .collect()
+    }
+
     /// Every record in `calls.jsonl` (starts and calls), in order; empty when none.
     pub fn calls(&self) -> Vec<Value> {
         state::read_records(&self.state_dir)

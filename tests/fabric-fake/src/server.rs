@@ -6,6 +6,9 @@
 //! mode serves the tools below until stdin closes. `hang` answers `initialize` and
 //! `tools/list` but blocks the whole process on the first tool call. "Forever" is capped at
 //! [`HANG_LIMIT`] so that a fake a test forgot to kill does not outlive the run by much.
+//! With `leave-child` in the state folder it first starts `sleep` (in the stand-in's own
+//! process group, stdio closed), records its pid and never waits for it: a `fabric-mcp` whose
+//! child outlives it unless whoever started it ends the whole group.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -81,6 +84,21 @@ pub fn run(session: Session) -> ExitCode {
             return ExitCode::from(2);
         }
     };
+    if state::read_leave_child(&dir) {
+        let child = std::process::Command::new("sleep")
+            .arg(state::LEFT_CHILD_SECS.to_string())
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn();
+        let recorded = child.and_then(|child| {
+            state::append_record(&dir, &state::child_record(child.id(), std::process::id()))
+        });
+        if let Err(e) = recorded {
+            eprintln!("fabric-fake: cannot leave a child behind: {e}");
+            return ExitCode::from(2);
+        }
+    }
     match mode {
         Mode::Crash => return ExitCode::from(CRASH_EXIT),
         Mode::HangStart => hang(),

@@ -2,8 +2,10 @@
 //! `calls.jsonl` log the stand-in appends to.
 //!
 //! Files: `mode` (a [`Mode`] word, default `ready`), `unread` (an integer, default 0),
-//! `refusal-code` (a contract refusal code, default `not_available`), `calls.jsonl` (one JSON
-//! object per line, see [`start_record`] and [`call_record`]).
+//! `refusal-code` (a contract refusal code, default `not_available`), `leave-child` (present:
+//! at start, the stand-in starts a `sleep` in its own process group and leaves it running, as
+//! a `fabric-mcp` whose own child outlives it), `calls.jsonl` (one JSON object per line, see
+//! [`start_record`], [`child_record`] and [`call_record`]).
 
 use std::fs::{self, OpenOptions};
 use std::io::{self, ErrorKind, Write};
@@ -22,6 +24,10 @@ pub const MODE_FILE: &str = "mode";
 pub const UNREAD_FILE: &str = "unread";
 /// File holding the refusal code of [`Mode::Refusal`].
 pub const REFUSAL_CODE_FILE: &str = "refusal-code";
+/// Present: the stand-in leaves a `sleep` running behind it (see [`crate::server`]).
+pub const LEAVE_CHILD_FILE: &str = "leave-child";
+/// How long the child it leaves behind sleeps, in seconds.
+pub const LEFT_CHILD_SECS: u64 = 120;
 /// The log of starts and tool calls.
 pub const CALLS_FILE: &str = "calls.jsonl";
 
@@ -78,6 +84,16 @@ pub fn write_setting(dir: &Path, name: &str, value: &str) -> io::Result<()> {
 /// The record of a start: `{"event":"start","argv":[...],"pid":N}`.
 pub fn start_record(argv: &[String], pid: u32) -> Value {
     json!({"event": "start", "argv": argv, "pid": pid})
+}
+
+/// Whether `<dir>/leave-child` exists.
+pub fn read_leave_child(dir: &Path) -> bool {
+    dir.join(LEAVE_CHILD_FILE).exists()
+}
+
+/// The record of a child left behind: `{"event":"child","pid":N,"parent":N}`.
+pub fn child_record(pid: u32, parent: u32) -> Value {
+    json!({"event": "child", "pid": pid, "parent": parent})
 }
 
 /// The record of a tool call: `{"event":"call","argv":[...],"pid":N,"tool":..,"arguments":{..}}`.

@@ -1,9 +1,10 @@
 //! Talking to Fabric: `fabric-mcp --runner <r> --rejoin-only --runtime-session-id <id>` as a
 //! child process speaking MCP over stdio, through the `rmcp` client.
 //!
-//! The child is spawned outside any deadline and always ended by [`FabricProcess::finish`]:
-//! stdin closed, a short grace, then SIGKILL to its process group and a `wait`, so nothing is
-//! left running and no zombie stays behind, even when Fabric hangs. This module never starts a
+//! The child is spawned outside any deadline, in its own process group, and always ended by
+//! [`FabricProcess::finish`]: stdin closed, a short grace for it to exit, then SIGKILL to its
+//! whole process group — also when it exited in time, for what it started — and a `wait`, so
+//! nothing is left running and no zombie stays behind, even when Fabric hangs. This module never starts a
 //! `fabric-mcp` without `--rejoin-only` (that would enroll a second Fabric session).
 
 use std::path::{Path, PathBuf};
@@ -22,6 +23,8 @@ use companion_core::spool::SessionId;
 
 /// How long a child may take to exit on its own after its stdin closes.
 const EXIT_GRACE: Duration = Duration::from_millis(500);
+/// How often the grace looks whether it has.
+const EXIT_POLL: Duration = Duration::from_millis(10);
 
 /// Why talking to Fabric failed.
 #[derive(Debug, thiserror::Error)]
@@ -132,25 +135,54 @@ impl FabricProcess {
     }
 
     /// Ends the child: a short grace to exit by itself (skipped when it already missed its
-    /// deadline), then SIGKILL to its whole process group, then `wait` so it is reaped.
+    /// deadline), then SIGKILL to its whole process group, always (a child it started in the
+    /// background must not outlive it), then `wait` so it is reaped. The leader is waited for
+    /// without being reaped first, so its pid — the group's id — cannot be reused by an
+    /// unrelated process before the group is signalled.
     pub async fn finish(mut self, grace: bool) {
-        if grace
-            && tokio::time::timeout(EXIT_GRACE, self.child.wait())
-                .await
-                .is_ok()
-        {
-            self.finished = true;
-            return;
+        if grace {
+            let until = tokio::time::Instant::now() + EXIT_GRACE;
+            while !self.exited_unreaped() && tokio::time::Instant::now() < until {
+                tokio::time::sleep(EXIT_POLL).await;
+            }
         }
         self.kill_group();
         let _ = self.child.wait().await;
         self.finished = true;
     }
 
+    /// Whether the child has exited, leaving it to be reaped (`waitid` with `WNOWAIT`).
+    fn exited_unreaped(&self) -> bool {
+        #[cfg(unix)]
+        {
+            let Some(pid) = self.child.id() else {
+                return true;
+            };
+            // SAFETY: a zeroed siginfo_t is a valid out-parameter for waitid.
+            let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
+            // SAFETY: waitid on our own child, WNOHANG | WNOWAIT: it neither blocks nor reaps.
+            let rc = unsafe {
+                libc::waitid(
+                    libc::P_PID,
+                    pid as libc::id_t,
+                    &mut info,
+                    libc::WEXITED | libc::WNOHANG | libc::WNOWAIT,
+                )
+            };
+            // A child that changed state fills in SIGCHLD; none leaves the zeroed 0.
+            rc == 0 && info.si_signo == libc::SIGCHLD
+        }
+        #[cfg(not(unix))]
+        {
+            false
+        }
+    }
+
     fn kill_group(&mut self) {
         #[cfg(unix)]
         if let Some(pid) = self.child.id() {
-            // SAFETY: signalling the process group we created for this child.
+            // SAFETY: signalling the process group we created for this child, whose leader
+            // is not reaped yet.
             unsafe {
                 libc::killpg(pid as libc::pid_t, libc::SIGKILL);
             }
