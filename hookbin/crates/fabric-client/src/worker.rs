@@ -1,12 +1,16 @@
 //! The detached worker: the only part of the hooks that talks to Fabric.
 //!
 //! A Stop or SessionEnd hook spools what happened and starts `fabric-session worker <spool>`
-//! in its own session with stdio closed, then returns at once. The worker, under one 10 s
-//! deadline in all, rejoins the session through `fabric-mcp --rejoin-only`, sends the pending
-//! turn observations and reads `com.status` into `board.json` (Stop), or releases the session's
-//! claims and observes the end, then removes the spool (SessionEnd). A refused call is logged
-//! by its code and dropped; an answer that never came is logged as `outcome=unknown`. Nothing
-//! is retried: the idempotency keys make a repeat the same event.
+//! in its own session with stdio closed, then returns at once. The worker waits its turn
+//! behind another worker on the same spool ([`LOCK_WAIT`]), measures the turn with git (all
+//! of git within [`GIT_BUDGET`]; past it the numbers are null), then gives Fabric its own
+//! [`FABRIC_BUDGET`], whatever git took: it rejoins the session through
+//! `fabric-mcp --rejoin-only`, sends the pending turn observations and reads `com.status` into
+//! `board.json` (Stop), or releases the session's claims and observes the end, then removes the
+//! spool (SessionEnd). A turn is marked sent (`observed.seq`) only once Fabric answered it: a
+//! refused call is logged by its code and dropped, an answer that never came is logged as
+//! `outcome=unknown` and the turn stays pending for the next worker. Nothing is retried in a
+//! loop: the idempotency keys make a repeat the same event.
 
 use std::cell::Cell;
 use std::path::{Path, PathBuf};
@@ -26,8 +30,12 @@ use companion_core::hub;
 use companion_core::paths::Paths;
 use companion_core::spool::{BoardRecord, SessionId, Spool, TurnEntry, TurnStatsRecord};
 
-/// Everything the worker does happens within this long of its start.
-pub const WORKER_DEADLINE: Duration = Duration::from_secs(10);
+/// How long a worker waits for another worker on the same spool (a little over one whole run).
+pub const LOCK_WAIT: Duration = Duration::from_secs(12);
+/// All of a turn's git commands together; past this the turn is sent with null numbers.
+pub const GIT_BUDGET: Duration = Duration::from_secs(3);
+/// The `fabric-mcp` session's own time, from its start, whatever the lock and git took.
+pub const FABRIC_BUDGET: Duration = Duration::from_secs(7);
 /// How often a worker waiting for another's lock looks again.
 const LOCK_POLL: Duration = Duration::from_millis(50);
 
@@ -71,7 +79,7 @@ pub fn run(spool_dir: &Path) {
 }
 
 async fn run_async(paths: &Paths, spool: &Spool, session: SessionId) {
-    let deadline = Instant::now() + WORKER_DEADLINE;
+    let lock_deadline = Instant::now() + LOCK_WAIT;
     // One worker per spool at a time; a later one waits, then finds what is left.
     let _lock = loop {
         if !spool.exists() {
@@ -79,7 +87,7 @@ async fn run_async(paths: &Paths, spool: &Spool, session: SessionId) {
         }
         match spool.try_worker_lock() {
             Ok(Some(lock)) => break lock,
-            Ok(None) if Instant::now() + LOCK_POLL < deadline => {
+            Ok(None) if Instant::now() + LOCK_POLL < lock_deadline => {
                 tokio::time::sleep(LOCK_POLL).await;
             }
             _ => return,
@@ -100,25 +108,22 @@ async fn run_async(paths: &Paths, spool: &Spool, session: SessionId) {
             },
         );
     };
-    // Never start a fabric-mcp unless Fabric runs and advertises session hooks.
+    // Never start a fabric-mcp unless Fabric runs and advertises session hooks. The turns
+    // stay pending: nothing was sent.
     if !hub::read_fabric_state(&paths.hub_json()).session_hooks_active() {
-        mark_done(spool, &work);
         return;
     }
     let rejoin = match Rejoin::new(work.host, work.session.clone()) {
         Ok(rejoin) => rejoin,
         Err(err) => {
             log("worker", Outcome::Unknown, &err.to_string());
-            mark_done(spool, &work);
             return;
         }
     };
-    // git counts toward the same deadline; a repository too slow to measure sends nulls.
+    // git has its own budget; a repository too slow to measure sends nulls.
     let stats = match &work.cwd {
         Some(cwd) if !work.turns.is_empty() => {
-            tokio::time::timeout_at(deadline, git_turn::measure(cwd))
-                .await
-                .unwrap_or_default()
+            git_turn::measure(cwd, Instant::now() + GIT_BUDGET).await
         }
         _ => git_turn::TurnStats::default(),
     };
@@ -131,7 +136,10 @@ async fn run_async(paths: &Paths, spool: &Spool, session: SessionId) {
         });
     }
     let in_flight: Cell<Option<&'static str>> = Cell::new(None);
-    let result = mcp::with_session(&rejoin, deadline, async |client: &FabricClient| {
+    // The last turn Fabric answered (accepted or refused), in order.
+    let answered: Cell<Option<u64>> = Cell::new(None);
+    let fabric_deadline = Instant::now() + FABRIC_BUDGET;
+    let result = mcp::with_session(&rejoin, fabric_deadline, async |client: &FabricClient| {
         for turn in &work.turns {
             in_flight.set(Some("observe-turn"));
             let args = turn_arguments(&work, turn, &stats);
@@ -141,6 +149,11 @@ async fn run_async(paths: &Paths, spool: &Spool, session: SessionId) {
                 call_outcome(&outcome),
                 &format!("turn={}", turn.seq),
             );
+            if outcome == CallOutcome::Failed {
+                // Unknown: this turn and the later ones stay pending.
+                break;
+            }
+            answered.set(Some(turn.seq));
         }
         if let Some(end) = &work.end {
             in_flight.set(Some("release"));
@@ -176,7 +189,9 @@ async fn run_async(paths: &Paths, spool: &Spool, session: SessionId) {
         let event = in_flight.get().unwrap_or("worker");
         log(event, Outcome::Unknown, &err.to_string());
     }
-    mark_done(spool, &work);
+    if let Some(seq) = answered.get() {
+        let _ = spool.set_observed_seq(seq);
+    }
     if work.end.is_some() {
         let _ = spool.remove();
     }
@@ -210,12 +225,6 @@ fn pending_work(spool: &Spool, session: SessionId) -> Option<Work> {
         end,
         cwd,
     })
-}
-
-fn mark_done(spool: &Spool, work: &Work) {
-    if let Some(last) = work.turns.last() {
-        let _ = spool.set_observed_seq(last.seq);
-    }
 }
 
 fn turn_arguments(
