@@ -274,15 +274,9 @@ fn user_prompt_submit(paths: &Paths, host: Host, input: &HookInput) {
             detail.push("preamble".to_string());
         }
     }
-    if let Some(board) = spool.read_board() {
-        let shown = spool.read_shown();
-        if board.unread > shown.unwrap_or(0) {
-            parts.push(texts::unread_line(board.unread));
-            detail.push(format!("unread={}", board.unread));
-        }
-        if shown != Some(board.unread) {
-            let _ = spool.write_shown(board.unread);
-        }
+    if let Ok(Some(rise)) = spool.claim_rise() {
+        parts.push(texts::unread_line(rise.to));
+        detail.push(format!("unread={}", rise.to));
     }
     if spool.has_session() {
         let _ = spool.mark_prompt();

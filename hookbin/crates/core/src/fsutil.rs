@@ -216,7 +216,8 @@ fn sync_dir(dir: &Path) {
     let _ = dir;
 }
 
-fn unique_suffix() -> u64 {
+/// A number unlikely to repeat, for temporary names (nanoseconds mixed with a counter).
+pub(crate) fn unique_suffix() -> u64 {
     use std::sync::atomic::{AtomicU64, Ordering};
     static COUNTER: AtomicU64 = AtomicU64::new(0);
     let nanos = std::time::SystemTime::now()

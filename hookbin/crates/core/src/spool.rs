@@ -8,12 +8,16 @@
 //! | `observed.seq` | worker | the last turn sequence sent to Fabric |
 //! | `turn-stats.json` | worker | files changed, lines added and removed at that turn (numbers only) |
 //! | `end.json` | session-end | the end's reason and time |
-//! | `board.json` | worker, watch-mail | `{"unread", "state", "observedAt"}` |
-//! | `board.shown` | user-prompt-submit, watch-mail | the last count a line was said for |
+//! | `board.json` | worker, watch-mail, the tray | `{"unread", "state", "observedAt"}`: the newest reading ([`Spool::record_board`]) |
+//! | `board.shown` | user-prompt-submit, watch-mail | the last count a line was said for ([`Spool::claim_rise`]) |
 //! | `prompt.at` | user-prompt-submit | when the current turn started (the tray's "in a turn") |
 //! | `preamble.shown` | user-prompt-submit (Kimi Code) | that the preamble rode on a prompt once |
 //!
 //! Every write is atomic or an append under the spool's lock file; nothing here holds content.
+//! Board readings come from three writers (the worker, `watch-mail`, the tray) and are ordered
+//! by their observation time under the lock: an older reading never replaces a newer one, and
+//! a reading never recreates a spool that ended or was removed. Removing a spool takes the lock
+//! and renames the folder away first, so a writer waiting on the lock finds it gone.
 
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, BufRead, BufReader, Write};
@@ -29,6 +33,8 @@ use crate::process;
 
 /// Turn entries kept per session.
 pub const MAX_TURNS: usize = 50;
+/// What a removed spool's folder is renamed with before it is deleted.
+const REMOVED_MARK: &str = ".removed.";
 /// A spool without `session.json` (a Kimi Code marker only) is pruned after this long.
 const ORPHAN_SPOOL_SECS: u64 = 2 * 24 * 3600;
 const SMALL_FILE_LIMIT: u64 = 64 * 1024;
@@ -119,7 +125,50 @@ pub struct EndRecord {
 pub struct BoardRecord {
     pub unread: u64,
     pub state: BoardState,
+    /// When the reading was taken (RFC 3339; to the millisecond since readings are ordered).
     pub observed_at: String,
+}
+
+impl BoardRecord {
+    /// A reading taken now.
+    pub fn observed_now(unread: u64, state: BoardState) -> Self {
+        BoardRecord {
+            unread,
+            state,
+            observed_at: clock::now_rfc3339_millis(),
+        }
+    }
+
+    /// Whether this reading was taken after `other` (a time that does not parse is older than
+    /// any that does).
+    pub fn is_newer_than(&self, other: &BoardRecord) -> bool {
+        match (
+            clock::parse_rfc3339(&self.observed_at),
+            clock::parse_rfc3339(&other.observed_at),
+        ) {
+            (Some(mine), Some(theirs)) => mine > theirs,
+            (Some(_), None) => true,
+            _ => false,
+        }
+    }
+}
+
+/// What [`Spool::record_board`] did with a reading.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BoardWrite {
+    /// It is the spool's reading now.
+    Written,
+    /// The spool holds a newer reading; this one was dropped.
+    KeptNewer,
+    /// The session ended or its spool is gone; nothing was written or created.
+    Ended,
+}
+
+/// A rise of the unread count over the last count a line was said for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct UnreadRise {
+    pub from: u64,
+    pub to: u64,
 }
 
 /// One session's spool folder.
@@ -172,12 +221,41 @@ impl Spool {
         fsutil::read_json(&self.file(name), SMALL_FILE_LIMIT)
     }
 
-    /// Takes the spool's lock (a blocking exclusive lock on `spool.lock`).
+    /// Takes the spool's lock (a blocking exclusive lock on `spool.lock`), creating the spool
+    /// when needed (also when it was removed while we waited).
     pub fn lock(&self) -> io::Result<File> {
-        self.ensure()?;
-        let file = fsutil::open_private(&self.file("spool.lock"), false)?;
-        file.lock()?;
-        Ok(file)
+        let path = self.file("spool.lock");
+        let mut attempts = 0;
+        loop {
+            self.ensure()?;
+            let file = fsutil::open_private(&path, false)?;
+            file.lock()?;
+            attempts += 1;
+            if same_file(&file, &path) == Some(true) || attempts == 3 {
+                return Ok(file);
+            }
+        }
+    }
+
+    /// Takes the spool's lock only if the spool exists, never creating its folder. `None` when
+    /// there is no spool, or it was removed while we waited for the lock.
+    fn lock_existing(&self) -> io::Result<Option<File>> {
+        let path = self.file("spool.lock");
+        for _ in 0..3 {
+            let file = match fsutil::open_private(&path, false) {
+                Ok(file) => file,
+                Err(err) if err.kind() == io::ErrorKind::NotFound => return Ok(None),
+                Err(err) => return Err(err),
+            };
+            file.lock()?;
+            match same_file(&file, &path) {
+                Some(true) => return Ok(Some(file)),
+                // Removed while we waited: gone for good, unless a new one took its place.
+                _ if !self.dir.is_dir() => return Ok(None),
+                _ => continue,
+            }
+        }
+        Ok(None)
     }
 
     /// Tries to take the worker's lock (`worker.lock`) without waiting.
@@ -284,8 +362,59 @@ impl Spool {
         self.read_json("end.json")
     }
 
+    /// Writes `board.json` as given, creating the spool: no ordering, for tests and tools.
+    /// Readings go through [`Spool::record_board`].
     pub fn write_board(&self, record: &BoardRecord) -> io::Result<()> {
         self.write_json("board.json", record)
+    }
+
+    /// Records a board reading under the spool's lock, unless the spool already holds a newer
+    /// one (by `observed_at`) or the session ended (`end.json`) or its spool is gone. `create`
+    /// lets a watcher that never saw this spool make it (`watch-mail` started before any hook);
+    /// a writer that knew the spool never recreates it.
+    pub fn record_board(&self, record: &BoardRecord, create: bool) -> io::Result<BoardWrite> {
+        let lock = if create {
+            Some(self.lock()?)
+        } else {
+            self.lock_existing()?
+        };
+        let Some(_lock) = lock else {
+            return Ok(BoardWrite::Ended);
+        };
+        if self.file("end.json").exists() {
+            return Ok(BoardWrite::Ended);
+        }
+        if let Some(current) = self.read_board()
+            && current.is_newer_than(record)
+        {
+            return Ok(BoardWrite::KeptNewer);
+        }
+        self.write_json("board.json", record)?;
+        Ok(BoardWrite::Written)
+    }
+
+    /// The `board.shown` rule, the one place it lives (the UserPromptSubmit hook and
+    /// `watch-mail` both say lines to the agent through it). Under the spool's lock: the count
+    /// in `board.json` (the newest reading) is compared with `board.shown`, the last count a
+    /// line was said for (missing counts as 0), and recorded as said — on a fall too, so a
+    /// later rise from there is said. Returns the rise to say, if any; a rise is claimed once.
+    /// Never creates a spool: without one, or without a count, `Ok(None)`.
+    pub fn claim_rise(&self) -> io::Result<Option<UnreadRise>> {
+        let Some(_lock) = self.lock_existing()? else {
+            return Ok(None);
+        };
+        let Some(board) = self.read_board() else {
+            return Ok(None);
+        };
+        let shown = self.read_shown();
+        if shown != Some(board.unread) {
+            self.write_shown(board.unread)?;
+        }
+        let from = shown.unwrap_or(0);
+        Ok((board.unread > from).then_some(UnreadRise {
+            from,
+            to: board.unread,
+        }))
     }
 
     pub fn read_board(&self) -> Option<BoardRecord> {
@@ -336,9 +465,26 @@ impl Spool {
         options.open(self.file("preamble.shown")).is_ok()
     }
 
-    /// Removes the whole spool.
+    /// Removes the whole spool: under its lock the folder is renamed to a hidden name (no
+    /// session id starts with a dot), so it is gone at once for every reader and for any
+    /// writer waiting on the lock, then deleted.
     pub fn remove(&self) -> io::Result<()> {
-        match fs::remove_dir_all(&self.dir) {
+        let lock = self.lock_existing()?;
+        let gone = match (&lock, self.dir.file_name(), self.dir.parent()) {
+            (Some(_), Some(name), Some(parent)) => {
+                let hidden = parent.join(format!(
+                    ".{}{REMOVED_MARK}{}.{}",
+                    name.to_string_lossy(),
+                    std::process::id(),
+                    fsutil::unique_suffix()
+                ));
+                fs::rename(&self.dir, &hidden).ok().map(|()| hidden)
+            }
+            _ => None,
+        };
+        drop(lock);
+        let target = gone.as_deref().unwrap_or(&self.dir);
+        match fs::remove_dir_all(target) {
             Err(err) if err.kind() != io::ErrorKind::NotFound => Err(err),
             _ => Ok(()),
         }
@@ -401,7 +547,15 @@ pub fn prune_stale(sessions_dir: &Path, keep: Option<&SessionId>) -> usize {
     };
     let mut removed = 0;
     for entry in entries.flatten() {
-        let Some(id) = entry.file_name().to_str().and_then(SessionId::new) else {
+        let name = entry.file_name();
+        let Some(id) = name.to_str().and_then(SessionId::new) else {
+            // A removal that was cut short leaves its renamed folder behind.
+            if name
+                .to_str()
+                .is_some_and(|n| n.starts_with('.') && n.contains(REMOVED_MARK))
+            {
+                let _ = fs::remove_dir_all(entry.path());
+            }
             continue;
         };
         if Some(&id) == keep {
@@ -423,6 +577,22 @@ pub fn prune_stale(sessions_dir: &Path, keep: Option<&SessionId>) -> usize {
         }
     }
     removed
+}
+
+/// Whether an open file is still the file at `path` (it was not removed or replaced).
+fn same_file(file: &File, path: &Path) -> Option<bool> {
+    let open = file.metadata().ok()?;
+    let named = fs::metadata(path).ok()?;
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        Some(open.dev() == named.dev() && open.ino() == named.ino())
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = (open, named);
+        Some(true)
+    }
 }
 
 fn read_number(path: &Path) -> Option<u64> {
@@ -462,6 +632,96 @@ mod tests {
         assert_eq!(turns.len(), MAX_TURNS);
         assert_eq!(turns.first().unwrap().seq, 11);
         assert_eq!(turns.last().unwrap().seq, 60);
+    }
+
+    fn reading(unread: u64, at: &str) -> BoardRecord {
+        BoardRecord {
+            unread,
+            state: BoardState::Ready,
+            observed_at: at.into(),
+        }
+    }
+
+    #[test]
+    fn board_readings_are_ordered_by_observation_time() {
+        let dir = tempfile::tempdir().unwrap();
+        let spool = Spool::new(dir.path(), &SessionId::new("s3").unwrap());
+        let newer = reading(4, "2026-12-02T10:00:00.500Z");
+        assert_eq!(
+            spool.record_board(&newer, true).unwrap(),
+            BoardWrite::Written
+        );
+        // Older, also by a fraction of a second, and a whole-second time from before.
+        for older in [
+            "2026-12-02T10:00:00.499Z",
+            "2026-12-02T10:00:00Z",
+            "garbage",
+        ] {
+            let write = spool.record_board(&reading(1, older), false).unwrap();
+            assert_eq!(write, BoardWrite::KeptNewer, "{older}");
+        }
+        assert_eq!(spool.read_board().unwrap(), newer);
+        let later = reading(2, "2026-12-02T10:00:01Z");
+        assert_eq!(
+            spool.record_board(&later, false).unwrap(),
+            BoardWrite::Written
+        );
+        assert_eq!(spool.read_board().unwrap(), later);
+    }
+
+    #[test]
+    fn a_removed_or_ended_spool_takes_no_reading() {
+        let dir = tempfile::tempdir().unwrap();
+        let spool = Spool::new(dir.path(), &SessionId::new("s4").unwrap());
+        let now = BoardRecord::observed_now(3, BoardState::Ready);
+        assert_eq!(spool.record_board(&now, false).unwrap(), BoardWrite::Ended);
+        assert!(!spool.exists(), "a reading made a spool");
+        spool.record_board(&now, true).unwrap();
+        spool.remove().unwrap();
+        assert_eq!(spool.record_board(&now, false).unwrap(), BoardWrite::Ended);
+        assert!(!spool.exists());
+        assert_eq!(
+            std::fs::read_dir(dir.path()).unwrap().count(),
+            0,
+            "nothing left"
+        );
+        spool
+            .write_end(&EndRecord {
+                reason: "other".into(),
+                at: "2026-12-02T10:00:00Z".into(),
+                host: Host::Claude,
+            })
+            .unwrap();
+        assert_eq!(spool.record_board(&now, true).unwrap(), BoardWrite::Ended);
+        assert!(spool.read_board().is_none());
+    }
+
+    #[test]
+    fn a_rise_is_claimed_once_and_a_fall_is_followed() {
+        let dir = tempfile::tempdir().unwrap();
+        let spool = Spool::new(dir.path(), &SessionId::new("s5").unwrap());
+        assert_eq!(spool.claim_rise().unwrap(), None);
+        assert!(!spool.exists(), "claiming made a spool");
+        spool
+            .record_board(&reading(3, "2026-12-02T10:00:00Z"), true)
+            .unwrap();
+        assert_eq!(
+            spool.claim_rise().unwrap(),
+            Some(UnreadRise { from: 0, to: 3 })
+        );
+        assert_eq!(spool.claim_rise().unwrap(), None);
+        spool
+            .record_board(&reading(1, "2026-12-02T10:00:01Z"), false)
+            .unwrap();
+        assert_eq!(spool.claim_rise().unwrap(), None);
+        assert_eq!(spool.read_shown(), Some(1));
+        spool
+            .record_board(&reading(2, "2026-12-02T10:00:02Z"), false)
+            .unwrap();
+        assert_eq!(
+            spool.claim_rise().unwrap(),
+            Some(UnreadRise { from: 1, to: 2 })
+        );
     }
 
     #[test]

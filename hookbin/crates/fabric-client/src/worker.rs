@@ -23,12 +23,13 @@ use tokio::time::Instant;
 use crate::git_turn;
 use crate::mcp::{self, CallOutcome, FabricClient, Rejoin};
 use companion_core::board::{self, BoardReading};
-use companion_core::clock;
 use companion_core::hook_log::{self, Outcome};
 use companion_core::host::Host;
 use companion_core::hub;
 use companion_core::paths::Paths;
-use companion_core::spool::{BoardRecord, SessionId, Spool, TurnEntry, TurnStatsRecord};
+use companion_core::spool::{
+    BoardRecord, BoardWrite, SessionId, Spool, TurnEntry, TurnStatsRecord,
+};
 
 /// How long a worker waits for another worker on the same spool (a little over one whole run).
 pub const LOCK_WAIT: Duration = Duration::from_secs(12);
@@ -278,13 +279,13 @@ fn record_board(spool: &Spool, outcome: &CallOutcome) -> String {
     };
     match board::reading_from_answer(text.as_deref(), *is_error) {
         BoardReading::Count { unread, state } => {
-            let record = BoardRecord {
-                unread,
-                state,
-                observed_at: clock::now_rfc3339(),
-            };
-            match spool.write_board(&record) {
-                Ok(()) => format!("unread={unread} board={}", state.as_str()),
+            let record = BoardRecord::observed_now(unread, state);
+            let reading = format!("unread={unread} board={}", state.as_str());
+            // The worker's spool exists (it holds its lock): never create one.
+            match spool.record_board(&record, false) {
+                Ok(BoardWrite::Written) => reading,
+                Ok(BoardWrite::KeptNewer) => format!("{reading} kept-newer"),
+                Ok(BoardWrite::Ended) => format!("{reading} ended"),
                 Err(_) => "board.json not written".into(),
             }
         }

@@ -19,11 +19,12 @@
 //!   ([`FabricLook`]) runs `fabric-mcp --runner … --rejoin-only --runtime-session-id <id>`,
 //!   calls `com.status` and ends the child under a 10 s deadline. Looks of different
 //!   sessions run concurrently in a [`JoinSet`] (at most `max_concurrent_looks` at once).
-//! - **Counts.** An answer carrying `unread` is written to the session's `board.json`. With
-//!   [`Audience::Agent`] (watch-mail) the count is compared with `board.shown`, the last count
-//!   a line was said for (also written by the UserPromptSubmit hook; missing counts as 0):
-//!   a higher count is a [`WatchEvent::Rose`], and `board.shown` is then set to the count,
-//!   on a fall too, so the next prompt does not repeat it and a later rise is said. With
+//! - **Counts.** An answer carrying `unread` is recorded in the session's `board.json`, unless
+//!   it holds a newer reading, and never into a spool that ended or was removed
+//!   ([`Spool::record_board`]). With [`Audience::Agent`] (watch-mail) the newest count is then
+//!   put to the `board.shown` rule the UserPromptSubmit hook shares ([`Spool::claim_rise`]):
+//!   a rise over the last count a line was said for is a [`WatchEvent::Rose`], said once by
+//!   whoever claims it first, and `board.shown` follows a fall too. With
 //!   [`Audience::Person`] (the tray) `board.shown` is left to the agent's hooks, and a rise is
 //!   against the count this watcher saw last (the first reading is the baseline).
 //! - **Failures.** A child that fails (not found, crash, no handshake, deadline) or a board
@@ -52,12 +53,11 @@ use tokio::time::Instant;
 use crate::mcp::{self, CallOutcome, FabricClient, FabricError, Rejoin};
 use crate::watch::schedule::{self, Backoff};
 use companion_core::board::{self, BoardReading, BoardState, RefusalCode};
-use companion_core::clock;
 use companion_core::hook_log::{self, Outcome};
 use companion_core::host::Host;
 use companion_core::hub::{self, DownReason, FabricState};
 use companion_core::paths::Paths;
-use companion_core::spool::{BoardRecord, SessionId, Spool};
+use companion_core::spool::{BoardRecord, BoardWrite, SessionId, Spool, UnreadRise};
 
 /// How long one look may take, child start to child reaped (the spec's 10 s deadline).
 pub const LOOK_DEADLINE: Duration = Duration::from_secs(10);
@@ -425,6 +425,9 @@ struct Slot {
     health: Health,
     /// The last count read (for [`Audience::Person`] and for logging changes).
     last: Option<u64>,
+    /// Whether this session's spool existed when added or was written by this watcher: then
+    /// a missing spool means it was removed, and a reading never recreates it.
+    spool_seen: bool,
     /// The last problem logged, so a repeat is not logged again.
     logged_problem: Option<Problem>,
 }
@@ -533,9 +536,11 @@ impl<L: Look> Driver<L> {
         } else {
             Health::Up
         };
+        let spool = Spool::new(&self.config.sessions_dir, &session);
         let slot = Slot {
             host,
-            spool: Spool::new(&self.config.sessions_dir, &session),
+            spool_seen: spool.exists(),
+            spool,
             generation: self.generations,
             due: Instant::now(),
             in_flight: false,
@@ -681,25 +686,30 @@ impl<L: Look> Driver<L> {
         let Some(slot) = self.sessions.get_mut(&session) else {
             return;
         };
-        let record = BoardRecord {
-            unread,
-            state,
-            observed_at: clock::now_rfc3339(),
-        };
-        if let Err(error) = slot.spool.write_board(&record) {
-            tracing::debug!(%error, "board.json not written");
+        let record = BoardRecord::observed_now(unread, state);
+        // A spool this watcher saw is never recreated once it is gone (the session ended).
+        let written = slot.spool.record_board(&record, !slot.spool_seen);
+        match &written {
+            Ok(BoardWrite::Written) => slot.spool_seen = true,
+            Ok(kept) => tracing::debug!(?kept, "board.json kept"),
+            Err(error) => tracing::debug!(%error, "board.json not written"),
         }
-        let from = match audience {
-            Audience::Agent => {
-                let shown = slot.spool.read_shown();
-                if shown != Some(unread)
-                    && let Err(error) = slot.spool.write_shown(unread)
-                {
-                    tracing::debug!(%error, "board.shown not written");
+        let rise = match audience {
+            // The session ended: nothing more is said to its agent.
+            Audience::Agent if !matches!(written, Ok(BoardWrite::Ended)) => {
+                match slot.spool.claim_rise() {
+                    Ok(rise) => rise,
+                    Err(error) => {
+                        tracing::debug!(%error, "board.shown not written");
+                        None
+                    }
                 }
-                shown.unwrap_or(0)
             }
-            Audience::Person => slot.last.unwrap_or(unread),
+            Audience::Agent => None,
+            Audience::Person => {
+                let from = slot.last.unwrap_or(unread);
+                (unread > from).then_some(UnreadRise { from, to: unread })
+            }
         };
         let was_down = matches!(slot.health, Health::Down { .. });
         let changed = slot.last != Some(unread);
@@ -719,13 +729,8 @@ impl<L: Look> Driver<L> {
             let detail = format!("unread={unread} board={}", state.as_str());
             self.log(Some(host), Some(&session), Outcome::Ok, &detail);
         }
-        if unread > from {
-            self.emit(WatchEvent::Rose {
-                session,
-                from,
-                to: unread,
-            })
-            .await;
+        if let Some(UnreadRise { from, to }) = rise {
+            self.emit(WatchEvent::Rose { session, from, to }).await;
         }
     }
 
