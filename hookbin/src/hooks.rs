@@ -267,7 +267,8 @@ fn user_prompt_submit(paths: &Paths, host: Host, input: &HookInput) {
     let mut parts = Vec::new();
     let mut detail = Vec::new();
     // Kimi Code does not show SessionStart output to the model: the preamble rides here once.
-    if host == Host::Kimi && launched::silence(paths).is_none() {
+    // Whether it already did is one stat, checked before any config or process is read.
+    if host == Host::Kimi && !spool.preamble_shown() && launched::silence(paths).is_none() {
         let briefing = briefing(paths, host, input);
         if !briefing.text.is_empty() && spool.claim_preamble_once() {
             parts.push(briefing.text);

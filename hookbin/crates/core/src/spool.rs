@@ -450,6 +450,11 @@ impl Spool {
         Some(String::from_utf8(bytes).ok()?.trim().to_string())
     }
 
+    /// Whether the preamble already rode on a prompt (a stat, no read).
+    pub fn preamble_shown(&self) -> bool {
+        self.file("preamble.shown").exists()
+    }
+
     /// Claims the one-time preamble delivery on a prompt; true only for the first caller.
     pub fn claim_preamble_once(&self) -> bool {
         if self.ensure().is_err() {
