@@ -403,9 +403,17 @@ fn check_round_trip(host: &str, case: &Case) {
         "{what}: {}",
         dry.stdout
     );
+    // The command applies exactly this plan: its digest covers the file and the entries.
+    let plan = sandbox.plan(host, &[]);
+    let plan_digest = plan["digest"].as_str().unwrap().to_string();
+    assert_eq!(plan_digest.len(), 64, "{what}");
+    assert_ne!(
+        plan_digest, digest,
+        "{what}: the plan digest is not the file's"
+    );
     assert!(
         dry.stdout.contains(&format!(
-            "install-host-hooks --host {host} --apply --expect-sha256 {digest}"
+            "install-host-hooks --host {host} --apply --expect-sha256 {plan_digest}"
         )),
         "{what}: {}",
         dry.stdout
@@ -417,8 +425,10 @@ fn check_round_trip(host: &str, case: &Case) {
     assert_eq!(read(&sandbox, host), original, "{what}: the dry run wrote");
 
     // The same plan as data.
-    let plan = sandbox.plan(host, &[]);
-    assert_eq!(plan["digest"], digest.as_str(), "{what}");
+    match &original {
+        Some(_) => assert_eq!(plan["sha256"], digest.as_str(), "{what}"),
+        None => assert_eq!(plan["sha256"], Value::Null, "{what}"),
+    }
     assert_eq!(plan["action"]["kind"], "install", "{what}");
     assert_eq!(plan["exists"], original.is_some(), "{what}");
     assert_eq!(
@@ -431,8 +441,17 @@ fn check_round_trip(host: &str, case: &Case) {
         "{what}: a value from the file was in --json"
     );
 
+    // The file's own digest is not the plan's: refused, nothing written.
+    let file_only = sandbox.install(host, &["--apply", "--expect-sha256", &digest]);
+    file_only.refused();
+    assert_eq!(
+        read(&sandbox, host),
+        original,
+        "{what}: applied on a file digest"
+    );
+
     // Apply.
-    let applied = sandbox.install(host, &["--apply", "--expect-sha256", &digest]);
+    let applied = sandbox.install(host, &["--apply", "--expect-sha256", &plan_digest]);
     applied.ok();
     let installed = read(&sandbox, host).expect("the file exists after an install");
     let mut events: Vec<String> = our_commands(host, &String::from_utf8_lossy(&installed))
@@ -783,28 +802,82 @@ fn usage_errors_are_claps() {
 }
 
 #[test]
-fn digests_are_accepted_in_any_case_and_absent_means_no_file() {
+fn plan_digests_are_accepted_in_any_case_and_nothing_else_is() {
     let sandbox = Sandbox::new();
     sandbox.install_stable_binary();
-    let wrong = sandbox.install("codex", &["--apply", "--expect-sha256", &"0".repeat(64)]);
-    wrong.refused();
-    assert!(
-        wrong.stderr.contains("it is now absent"),
-        "{}",
-        wrong.stderr
-    );
-    assert!(!sandbox.config("codex").exists());
+    for wrong in [&"0".repeat(64)[..], "absent", "ABSENT"] {
+        let run = sandbox.install("codex", &["--apply", "--expect-sha256", wrong]);
+        run.refused();
+        assert!(
+            run.stderr.contains("changed since the dry run"),
+            "{}",
+            run.stderr
+        );
+        assert!(!sandbox.config("codex").exists());
+    }
+    let digest = sandbox.plan("codex", &[])["digest"]
+        .as_str()
+        .unwrap()
+        .to_uppercase();
     sandbox
-        .install("codex", &["--apply", "--expect-sha256", "ABSENT"])
+        .install("codex", &["--apply", "--expect-sha256", &digest])
         .ok();
-    let digest = sha256_of(&fs::read(sandbox.config("codex")).unwrap()).to_uppercase();
+    let removal = sandbox.plan("codex", &["--remove"])["digest"]
+        .as_str()
+        .unwrap()
+        .to_uppercase();
     sandbox
         .install(
             "codex",
-            &["--remove", "--apply", "--expect-sha256", &digest],
+            &["--remove", "--apply", "--expect-sha256", &removal],
         )
         .ok();
     assert_eq!(fs::read_to_string(sandbox.config("codex")).unwrap(), "{}\n");
+}
+
+#[test]
+fn an_apply_whose_program_differs_from_the_dry_run_is_refused() {
+    for host in HOSTS {
+        let sandbox = Sandbox::new();
+        let stable = sandbox.install_stable_binary();
+        // The dry run shows the app's stable copy.
+        let plan = sandbox.plan(host, &[]);
+        assert_eq!(plan["program"], stable.to_string_lossy().as_ref(), "{host}");
+        let command = plan["apply_command"].as_str().unwrap().to_string();
+        let digest = plan["digest"].as_str().unwrap().to_string();
+        // Before the person runs the printed command, the stable copy goes: an apply now would
+        // point the hooks at this binary instead, which the person never saw.
+        fs::remove_file(&stable).unwrap();
+        let run = sandbox.install(host, &["--apply", "--expect-sha256", &digest]);
+        run.refused();
+        assert!(
+            run.stderr.contains("changed since the dry run"),
+            "{host}: {}",
+            run.stderr
+        );
+        assert!(!sandbox.config(host).exists(), "{host}: written anyway");
+        assert!(command.ends_with(&digest), "{host}: {command}");
+        // With --script the same: a plan for one program never applies to another.
+        let first = sandbox.home.join("opt/a/fabric-session");
+        let second = sandbox.home.join("opt/b/fabric-session");
+        let script = first.to_str().unwrap();
+        let plan = sandbox.plan(host, &["--script", script]);
+        let digest = plan["digest"].as_str().unwrap();
+        let other = second.to_str().unwrap();
+        sandbox
+            .install(
+                host,
+                &["--script", other, "--apply", "--expect-sha256", digest],
+            )
+            .refused();
+        assert!(!sandbox.config(host).exists(), "{host}");
+        sandbox
+            .install(
+                host,
+                &["--script", script, "--apply", "--expect-sha256", digest],
+            )
+            .ok();
+    }
 }
 
 #[test]

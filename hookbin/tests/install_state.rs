@@ -207,8 +207,9 @@ fn the_plan_carries_the_new_text_and_a_diff_but_never_serialises_them() {
             plan.apply_command
                 .as_deref()
                 .unwrap()
-                .ends_with("--expect-sha256 absent")
+                .ends_with(&format!("--expect-sha256 {}", plan.digest))
         );
+        assert_eq!(plan.sha256, None, "{host}");
         let json = serde_json::to_value(&plan).unwrap();
         assert!(
             json.get("new_text").is_none() && json.get("diff").is_none(),
@@ -221,10 +222,19 @@ fn the_plan_carries_the_new_text_and_a_diff_but_never_serialises_them() {
             install::apply(host, Operation::Install, Some(&program), &paths, "0000").unwrap_err();
         assert_eq!(err.code(), "digest-mismatch");
         assert!(
-            err.to_string()
-                .contains("expected sha256 0000, it is now absent"),
+            err.to_string().contains(&format!(
+                "expected plan digest 0000, it is now {}",
+                plan.digest
+            )),
             "{err}"
         );
         assert!(!install::config_file(host, &paths).exists());
+
+        // The dashboard's path: a plan shown for one program never applies to another.
+        let other = fake_program(&temp.path().join("elsewhere"));
+        let err = install::apply(host, Operation::Install, Some(&other), &paths, &plan.digest)
+            .unwrap_err();
+        assert_eq!(err.code(), "digest-mismatch", "{host}");
+        assert!(!install::config_file(host, &paths).exists(), "{host}");
     }
 }

@@ -94,14 +94,27 @@ pub fn resolve_write_target(path: &Path) -> io::Result<PathBuf> {
 /// An existing file keeps its mode; a new one gets `new_mode`. A symlink is followed, so the
 /// link stays and its target changes.
 pub fn write_atomic(path: &Path, contents: &[u8], new_mode: u32) -> io::Result<()> {
-    replace(path, contents, new_mode, Durability::Synced)
+    replace(path, contents, new_mode, Durability::Synced, || Ok(true)).map(drop)
+}
+
+/// [`write_atomic`] for a file someone else may be editing: `unchanged` is asked once more
+/// just before the rename (the new text is already written and synced), and when it says the
+/// file changed, nothing is replaced and `Ok(false)` comes back. The window left is the
+/// rename itself.
+pub fn write_atomic_unless_changed(
+    path: &Path,
+    contents: &[u8],
+    new_mode: u32,
+    unchanged: impl FnOnce() -> io::Result<bool>,
+) -> io::Result<bool> {
+    replace(path, contents, new_mode, Durability::Synced, unchanged)
 }
 
 /// Replaces `path` with `contents` atomically but without fsync: readers see the old or the
 /// new content, never a torn one, but a power cut may lose the change. For our own cache
 /// files (spools), where a hook must not wait on the disk.
 pub fn replace_cached(path: &Path, contents: &[u8], new_mode: u32) -> io::Result<()> {
-    replace(path, contents, new_mode, Durability::Cache)
+    replace(path, contents, new_mode, Durability::Cache, || Ok(true)).map(drop)
 }
 
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -110,7 +123,15 @@ enum Durability {
     Cache,
 }
 
-fn replace(path: &Path, contents: &[u8], new_mode: u32, durability: Durability) -> io::Result<()> {
+/// Writes a temp file, then renames it over `path` if `go_ahead` still agrees; `Ok(false)`
+/// when it did not (the temp file is removed).
+fn replace(
+    path: &Path,
+    contents: &[u8],
+    new_mode: u32,
+    durability: Durability,
+    go_ahead: impl FnOnce() -> io::Result<bool>,
+) -> io::Result<bool> {
     let target = resolve_write_target(path)?;
     let dir = target
         .parent()
@@ -148,11 +169,15 @@ fn replace(path: &Path, contents: &[u8], new_mode: u32, durability: Durability) 
             file.sync_all()?;
         }
         drop(file);
+        if !go_ahead()? {
+            let _ = fs::remove_file(&temp);
+            return Ok(false);
+        }
         fs::rename(&temp, &target)?;
         if durability == Durability::Synced {
             sync_dir(dir);
         }
-        Ok(())
+        Ok(true)
     })();
     if result.is_err() {
         let _ = fs::remove_file(&temp);

@@ -5,10 +5,14 @@
 //! The contract:
 //! - [`plan`] reads the file and computes everything — the entries to add or take out, the
 //!   new text, its digest — and writes nothing. A dry run is only a printed plan.
-//! - [`apply`] recomputes the plan from the file on disk and writes only when the file still
-//!   has the digest the person saw ([`ABSENT_DIGEST`] for a file that does not exist yet).
-//!   It backs the file up first (never overwriting a backup), writes atomically keeping the
-//!   mode (a symlink stays a link), and reads the file back to prove it parses.
+//! - [`apply`] recomputes the plan from the file on disk and writes only when the plan is still
+//!   the one the person saw: its digest ([`Plan::digest`], what `--expect-sha256` takes)
+//!   covers the file's own digest and everything the apply would do — the exact entries taken
+//!   out and added, the program their command runs, the new text. It backs the file up first
+//!   (never overwriting a backup), looks at the file once more just before the atomic rename
+//!   (keeping the mode; a symlink stays a link), and reads the file back to prove it parses.
+//!   What someone else wrote meanwhile is never overwritten or rolled back: the apply stops
+//!   and says so.
 //! - Our entries are recognised by their command alone (see [`command`]): a program named
 //!   `fabric-session`, in any folder, followed by ` hook `. Nothing else in a file is ever
 //!   changed, and no value already in a file is ever printed (they may hold tokens).
@@ -52,7 +56,7 @@ pub use claude::PLUGIN_NAME as CLAUDE_PLUGIN_NAME;
 pub use command::{PROGRAM_NAME, hook_command, is_ours, our_program};
 pub use plan::{Action, Plan};
 
-/// The digest of a file that does not exist (what `--expect-sha256` takes for it).
+/// The digest of a file that does not exist, as the plan digest takes it in.
 pub const ABSENT_DIGEST: &str = "absent";
 /// Every hook we install has this timeout, in seconds.
 pub const HOOK_TIMEOUT_SECS: u64 = 5;
@@ -177,11 +181,13 @@ pub enum InstallError {
     #[error("{} does not have the expected shape ({detail}); nothing was changed", path.display())]
     WrongShape { path: PathBuf, detail: String },
     #[error(
-        "{} changed since the dry run (expected sha256 {expected}, it is now {actual}); run the dry run again",
+        "{} changed since the dry run (expected {what} {expected}, it is now {actual}): the file, or the program the hooks would run, is not what the dry run showed; run the dry run again",
         path.display()
     )]
     DigestMismatch {
         path: PathBuf,
+        /// `plan digest`, or `sha256` when the file changed while it was being written.
+        what: &'static str,
         expected: String,
         actual: String,
     },
@@ -314,10 +320,18 @@ pub fn plan(
             Host::Kimi => notes.push(kimi::PREAMBLE_NOTE.to_string()),
         }
     }
-    let digest = current
-        .sha256
-        .clone()
-        .unwrap_or_else(|| ABSENT_DIGEST.to_string());
+    let file_digest = current.sha256.as_deref().unwrap_or(ABSENT_DIGEST);
+    let digest = plan_digest(&PlanFacts {
+        host,
+        operation,
+        file: &file,
+        file_digest,
+        action: &action,
+        remove: &removed,
+        add: &selection.add,
+        program: program.as_deref(),
+        new_text: new_text.as_deref(),
+    });
     let needs_apply = !matches!(action, Action::NothingToDo { .. });
     let script_used = script.and(program.as_deref());
     let apply_command =
@@ -392,19 +406,30 @@ pub fn apply_with_stamp(
     if expected != plan.digest {
         return Err(InstallError::DigestMismatch {
             path: file,
+            what: "plan digest",
             expected,
             actual: plan.digest,
         });
     }
-    // The file may have changed while the plan was computed: look once more, just before.
-    let again = read_current(&file)?;
-    let digest_again = again.sha256.unwrap_or_else(|| ABSENT_DIGEST.to_string());
-    if digest_again != plan.digest {
-        return Err(InstallError::DigestMismatch {
-            path: file,
-            expected,
-            actual: digest_again,
-        });
+    let file_digest = plan
+        .sha256
+        .clone()
+        .unwrap_or_else(|| ABSENT_DIGEST.to_string());
+    // The file's digest as it is now; the write goes ahead only while it is still the plan's.
+    let digest_now = |file: &Path| -> Result<String, InstallError> {
+        Ok(read_current(file)?
+            .sha256
+            .unwrap_or_else(|| ABSENT_DIGEST.to_string()))
+    };
+    let changed = |actual: String| InstallError::DigestMismatch {
+        path: file.clone(),
+        what: "sha256",
+        expected: file_digest.clone(),
+        actual,
+    };
+    let now = digest_now(&file)?;
+    if now != file_digest {
+        return Err(changed(now));
     }
     let backup = if plan.exists {
         Some(fsutil::backup_file(&file, stamp).map_err(|e| InstallError::io(&file, e))?)
@@ -416,8 +441,22 @@ pub fn apply_with_stamp(
         }
         None
     };
-    fsutil::write_atomic(&file, new_text.as_bytes(), fsutil::PRIVATE_FILE_MODE)
-        .map_err(|e| InstallError::io(&file, e))?;
+    let mut seen = None;
+    let written = fsutil::write_atomic_unless_changed(
+        &file,
+        new_text.as_bytes(),
+        fsutil::PRIVATE_FILE_MODE,
+        || {
+            let now = digest_now(&file).map_err(std::io::Error::other)?;
+            let same = now == file_digest;
+            seen = Some(now);
+            Ok(same)
+        },
+    )
+    .map_err(|e| InstallError::io(&file, e))?;
+    if !written {
+        return Err(changed(seen.unwrap_or_default()));
+    }
     read_back(
         Format::of(host),
         &file,
@@ -431,6 +470,36 @@ pub fn apply_with_stamp(
         sha256: sha256_hex(new_text.as_bytes()),
         plan,
     })
+}
+
+/// Everything an apply does, as the plan digest covers it.
+struct PlanFacts<'a> {
+    host: Host,
+    operation: Operation,
+    file: &'a Path,
+    file_digest: &'a str,
+    action: &'a Action,
+    remove: &'a [Entry],
+    add: &'a [Entry],
+    program: Option<&'a Path>,
+    new_text: Option<&'a str>,
+}
+
+/// The plan digest: sha256 (lowercase hex) of a fixed JSON document of the plan's facts.
+fn plan_digest(facts: &PlanFacts<'_>) -> String {
+    let document = serde_json::json!({
+        "plan": "fabric-session-install-plan/1",
+        "host": facts.host,
+        "operation": facts.operation,
+        "file": facts.file.to_string_lossy(),
+        "fileSha256": facts.file_digest,
+        "action": facts.action,
+        "remove": facts.remove,
+        "add": facts.add,
+        "program": facts.program.map(|p| p.to_string_lossy()),
+        "newTextSha256": facts.new_text.map(|t| sha256_hex(t.as_bytes())),
+    });
+    sha256_hex(document.to_string().as_bytes())
 }
 
 /// Whether our hooks are in `host`'s config, and whether their program is still there.
@@ -670,28 +739,45 @@ fn check_edit(
 }
 
 /// Reads the file back after writing: the bytes must be what was written and must parse.
-/// On failure the file is restored from the backup (or removed when it was new).
+/// Bytes that parse badly are ours: the file is restored from the backup (or removed when it
+/// was new), unless it changed again meanwhile. Bytes that differ, or a file gone, are someone
+/// else's doing (the host saving its settings, an editor): they are left exactly as they are,
+/// never overwritten with the backup, and the error says so.
 fn read_back(
     format: Format,
     file: &Path,
     written: &[u8],
     backup: Option<&Path>,
 ) -> Result<(), InstallError> {
-    let problem = match fsutil::read_bounded(file, MAX_CONFIG_BYTES + 1) {
-        Err(err) => Some(format!("reading it failed: {err}")),
-        Ok(None) => Some("it is gone".to_string()),
-        Ok(Some(bytes)) if bytes != written => Some("its bytes differ".to_string()),
-        Ok(Some(bytes)) => verify_parses(format, &bytes).err(),
-    };
-    let Some(detail) = problem else {
-        return Ok(());
-    };
-    let outcome = restore(file, backup);
-    Err(InstallError::ReadBackFailed {
+    let failed = |detail: String, outcome: String| InstallError::ReadBackFailed {
         path: file.to_path_buf(),
         detail,
         outcome,
-    })
+    };
+    let someone_else = |detail: &str| {
+        let before = match backup {
+            Some(backup) => format!("; the file as it was before is in {}", backup.display()),
+            None => String::new(),
+        };
+        failed(
+            detail.to_string(),
+            format!(
+                "another program changed it right after our write, so it was left as that program wrote it (our change may be lost{before}); run the dry run again"
+            ),
+        )
+    };
+    match fsutil::read_bounded(file, MAX_CONFIG_BYTES + 1) {
+        Err(err) => Err(failed(
+            format!("reading it failed: {err}"),
+            "it was left as it is".into(),
+        )),
+        Ok(None) => Err(someone_else("it is gone")),
+        Ok(Some(bytes)) if bytes != written => Err(someone_else("its bytes differ")),
+        Ok(Some(bytes)) => match verify_parses(format, &bytes) {
+            Ok(()) => Ok(()),
+            Err(detail) => Err(failed(detail, restore(file, written, backup))),
+        },
+    }
 }
 
 /// Whether written bytes parse as the format, with a real parser (`toml` for Kimi Code).
@@ -703,20 +789,33 @@ fn verify_parses(format: Format, bytes: &[u8]) -> Result<(), String> {
     }
 }
 
-fn restore(file: &Path, backup: Option<&Path>) -> String {
+/// Puts the file back as it was before our write, only while it still holds exactly what we
+/// wrote (checked again just before the rename).
+fn restore(file: &Path, written: &[u8], backup: Option<&Path>) -> String {
+    let still_ours = || {
+        fsutil::read_bounded(file, MAX_CONFIG_BYTES + 1)
+            .map(|bytes| bytes.as_deref() == Some(written))
+    };
     match backup {
-        Some(backup) => match fs::read(backup)
-            .and_then(|bytes| fsutil::write_atomic(file, &bytes, fsutil::PRIVATE_FILE_MODE))
-        {
-            Ok(()) => format!("it was restored from {}", backup.display()),
+        Some(backup) => match fs::read(backup).and_then(|bytes| {
+            fsutil::write_atomic_unless_changed(file, &bytes, fsutil::PRIVATE_FILE_MODE, still_ours)
+        }) {
+            Ok(true) => format!("it was restored from {}", backup.display()),
+            Ok(false) => format!(
+                "it changed again meanwhile and was left as it is; the original is in {}",
+                backup.display()
+            ),
             Err(err) => format!(
                 "restoring it failed ({err}); the original is in {}",
                 backup.display()
             ),
         },
-        None => match fsutil::resolve_write_target(file).and_then(fs::remove_file) {
-            Ok(()) => "it was removed (it did not exist before)".into(),
-            Err(err) => format!("removing it failed ({err})"),
+        None => match still_ours() {
+            Ok(true) => match fsutil::resolve_write_target(file).and_then(fs::remove_file) {
+                Ok(()) => "it was removed (it did not exist before)".into(),
+                Err(err) => format!("removing it failed ({err})"),
+            },
+            _ => "it changed again meanwhile and was left as it is".into(),
         },
     }
 }
@@ -996,10 +1095,54 @@ mod tests {
         assert!(err.to_string().contains("it was removed"), "{err}");
         assert!(!new.exists());
 
-        // Bytes that differ from what was written count as a failure too.
-        fs::write(&file, "b = 2\n").unwrap();
-        assert!(read_back(Format::KimiToml, &file, b"a = 1\n", Some(&backup)).is_err());
+        // What we wrote reads back: fine.
         assert!(read_back(Format::KimiToml, &file, b"a = 1\n", Some(&backup)).is_ok());
+    }
+
+    #[test]
+    fn a_change_another_program_made_after_our_write_is_never_rolled_back() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("settings.json");
+        let backup = dir.path().join("settings.json.bak");
+        fs::write(&backup, "{}\n").unwrap();
+        // The host saved its settings between our rename and our read-back.
+        fs::write(&file, "{\"theme\": \"dark\"}\n").unwrap();
+        let ours = b"{\"hooks\": {}}\n";
+        let err = read_back(Format::HooksJson, &file, ours, Some(&backup)).unwrap_err();
+        assert_eq!(err.code(), "read-back-failed");
+        assert!(
+            err.to_string().contains("another program changed it"),
+            "{err}"
+        );
+        assert!(err.to_string().contains("settings.json.bak"), "{err}");
+        assert_eq!(
+            fs::read_to_string(&file).unwrap(),
+            "{\"theme\": \"dark\"}\n",
+            "their change was rolled back"
+        );
+        // Gone after our write (removed by someone else): not recreated.
+        fs::remove_file(&file).unwrap();
+        let err = read_back(Format::HooksJson, &file, ours, None).unwrap_err();
+        assert!(err.to_string().contains("it is gone"), "{err}");
+        assert!(!file.exists());
+    }
+
+    #[test]
+    fn the_write_stops_when_the_file_changes_just_before_the_rename() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("hooks.json");
+        fs::write(&file, "{}\n").unwrap();
+        let written =
+            fsutil::write_atomic_unless_changed(&file, b"{\"hooks\": {}}\n", 0o600, || {
+                // Someone writes while our temp file is being made.
+                fs::write(&file, "{\"theirs\": 1}\n")?;
+                Ok(sha256_hex(&fs::read(&file)?) == sha256_hex(b"{}\n"))
+            })
+            .unwrap();
+        assert!(!written);
+        assert_eq!(fs::read_to_string(&file).unwrap(), "{\"theirs\": 1}\n");
+        let leftovers: Vec<_> = fs::read_dir(dir.path()).unwrap().flatten().collect();
+        assert_eq!(leftovers.len(), 1, "the temp file is gone");
     }
 
     #[test]

@@ -34,7 +34,8 @@ pub struct Plan {
     pub exists: bool,
     /// The file's sha256 (lowercase hex); `None` when it does not exist.
     pub sha256: Option<String>,
-    /// What `--expect-sha256` must be: the sha256, or [`super::ABSENT_DIGEST`].
+    /// What `--expect-sha256` must be: the plan digest, a sha256 of the file's digest and of
+    /// everything applying does (the entries, their program, the new text; see [`super::apply`]).
     pub digest: String,
     pub action: Action,
     /// Entries to add.
