@@ -297,6 +297,26 @@ async function main() {
   await wd('POST', `/session/${sid}/window/rect`, { width: 1180, height: 820 }).catch(() => {});
   await waitFor('the dashboard to load', () => js('return document.body.dataset.ready === "true"'));
 
+  // The page is granted our commands and the event listener, nothing else of Tauri's core:
+  // calls it never makes (harmless ones: a version, a title, an image from a missing path, an
+  // empty menu) are refused by the capability, while our own command answers.
+  const ipc = (cmd, args = {}) =>
+    js(
+      'return window.__TAURI_INTERNALS__.invoke(arguments[0], arguments[1]).then(() => "allowed", (e) => "refused: " + String(e));',
+      cmd,
+      args,
+    );
+  check('the page may call our commands', (await ipc('get_status')) === 'allowed');
+  for (const [cmd, args] of [
+    ['plugin:app|version', {}],
+    ['plugin:window|title', { label: 'main' }],
+    ['plugin:image|from_path', { path: path.join(home, 'no-such-image.png') }],
+    ['plugin:menu|new', { kind: 'Menu', options: {} }],
+  ]) {
+    const answer = await ipc(cmd, args);
+    check(`the page may not call ${cmd}`, /not allowed/.test(answer), answer);
+  }
+
   // Overview.
   await waitFor('the session row', () => text('[data-session="e2e-codex-1"] [data-col="unread"]'));
   check('Overview lists the stand-in session with its unread count', (await text('[data-session="e2e-codex-1"] [data-col="unread"]')) === '3 unread');
@@ -327,8 +347,10 @@ async function main() {
   const cliHome = fs.mkdtempSync(path.join(os.tmpdir(), 'fabric-e2e-cli-'));
   write(path.join(cliHome, '.codex/hooks.json'), USER_HOOKS);
   const cliEnv = { PATH: process.env.PATH, HOME: cliHome, XDG_CACHE_HOME: path.join(cliHome, '.cache'), XDG_DATA_HOME: path.join(cliHome, '.local/share'), XDG_CONFIG_HOME: path.join(cliHome, '.config') };
-  const digest = crypto.createHash('sha256').update(USER_HOOKS).digest('hex');
-  sh(SESSION_BIN, ['install-host-hooks', '--host', 'codex', '--script', SESSION_BIN, '--apply', '--expect-sha256', digest], { env: cliEnv });
+  // As a person does: the dry run, then the apply with the plan digest it printed.
+  const cliArgs = ['install-host-hooks', '--host', 'codex', '--script', SESSION_BIN];
+  const { digest } = JSON.parse(sh(SESSION_BIN, [...cliArgs, '--json'], { env: cliEnv }));
+  sh(SESSION_BIN, [...cliArgs, '--apply', '--expect-sha256', digest], { env: cliEnv });
   check('the dashboard wrote hooks.json exactly as the command line does', fs.readFileSync(path.join(cliHome, '.codex/hooks.json'), 'utf8') === written);
   fs.rmSync(cliHome, { recursive: true, force: true });
   await waitFor('the Codex card to say installed', () => js('return /installed/.test(document.querySelector(\'[data-host="codex"] [data-fact="hook-state"]\').textContent)'), 20000).then(
