@@ -1,0 +1,121 @@
+//! The Anthropic Messages API, as much as a host needs to finish a turn: one assistant text
+//! block with the fixed reply, `stop_reason: end_turn`, as a JSON message or as the SSE event
+//! sequence (`message_start`, `content_block_start`, `ping`, `content_block_delta`,
+//! `content_block_stop`, `message_delta`, `message_stop`); a token count; a model list.
+
+use serde_json::{Value, json};
+
+use crate::routes::sse_event;
+
+/// The model named in the answer when the request names none.
+pub const DEFAULT_MODEL: &str = "claude-stand-in";
+
+/// A rough token count for a body of `bytes` bytes (hosts only show it).
+pub fn estimate_tokens(bytes: usize) -> u64 {
+    (bytes as u64 / 4).max(1)
+}
+
+fn model_of(request: &Value) -> String {
+    request
+        .get("model")
+        .and_then(Value::as_str)
+        .unwrap_or(DEFAULT_MODEL)
+        .to_owned()
+}
+
+fn usage(input_tokens: u64, output_tokens: u64) -> Value {
+    json!({
+        "input_tokens": input_tokens,
+        "output_tokens": output_tokens,
+        "cache_creation_input_tokens": 0,
+        "cache_read_input_tokens": 0,
+    })
+}
+
+/// The non-streaming answer to `POST /v1/messages`.
+pub fn message(request: &Value, id: &str, reply: &str, input_tokens: u64) -> Value {
+    json!({
+        "id": id,
+        "type": "message",
+        "role": "assistant",
+        "model": model_of(request),
+        "content": [{"type": "text", "text": reply}],
+        "stop_reason": "end_turn",
+        "stop_sequence": null,
+        "usage": usage(input_tokens, estimate_tokens(reply.len())),
+    })
+}
+
+/// The streaming answer to `POST /v1/messages` (`"stream": true`), as the SSE body.
+pub fn message_stream(request: &Value, id: &str, reply: &str, input_tokens: u64) -> String {
+    let output_tokens = estimate_tokens(reply.len());
+    let events = [
+        (
+            "message_start",
+            json!({
+                "type": "message_start",
+                "message": {
+                    "id": id,
+                    "type": "message",
+                    "role": "assistant",
+                    "model": model_of(request),
+                    "content": [],
+                    "stop_reason": null,
+                    "stop_sequence": null,
+                    "usage": usage(input_tokens, 1),
+                },
+            }),
+        ),
+        (
+            "content_block_start",
+            json!({"type": "content_block_start", "index": 0,
+                   "content_block": {"type": "text", "text": ""}}),
+        ),
+        ("ping", json!({"type": "ping"})),
+        (
+            "content_block_delta",
+            json!({"type": "content_block_delta", "index": 0,
+                   "delta": {"type": "text_delta", "text": reply}}),
+        ),
+        (
+            "content_block_stop",
+            json!({"type": "content_block_stop", "index": 0}),
+        ),
+        (
+            "message_delta",
+            json!({"type": "message_delta",
+                   "delta": {"stop_reason": "end_turn", "stop_sequence": null},
+                   "usage": {"output_tokens": output_tokens}}),
+        ),
+        ("message_stop", json!({"type": "message_stop"})),
+    ];
+    events
+        .iter()
+        .map(|(name, data)| sse_event(Some(name), data))
+        .collect()
+}
+
+/// The answer to `POST /v1/messages/count_tokens`.
+pub fn count_tokens(input_tokens: u64) -> Value {
+    json!({"input_tokens": input_tokens})
+}
+
+/// The answer to `GET /v1/models` for an Anthropic client.
+pub fn models() -> Value {
+    json!({
+        "data": [{
+            "type": "model",
+            "id": DEFAULT_MODEL,
+            "display_name": "Model stand-in",
+            "created_at": "2026-01-01T00:00:00Z",
+        }],
+        "has_more": false,
+        "first_id": DEFAULT_MODEL,
+        "last_id": DEFAULT_MODEL,
+    })
+}
+
+/// An error in the Messages API's shape.
+pub fn error(kind: &str, message: &str) -> Value {
+    json!({"type": "error", "error": {"type": kind, "message": message}})
+}
