@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# The real-hosts suite, for real: installs the pinned hosts (install-hosts.sh, cache reused),
+# then runs `cargo test -p real-hosts` with the variables that point the suite at them.
+# FABRIC_REAL_HOSTS_REQUIRED=1 makes a host that is missing a failure instead of "not run".
+# Extra arguments go to the test binaries (a test name filter, --nocapture, …).
+set -euo pipefail
+root=$(cd "$(dirname "$0")/../.." && pwd)
+cache=${FABRIC_TEST_HOSTS_CACHE:-$HOME/.cache/fabric-companion-test-hosts}
+export FABRIC_TEST_HOSTS_CACHE=$cache
+start=$(date +%s)
+bash "$root/tests/real-hosts/install-hosts.sh"
+echo "== hosts ready in $(( $(date +%s) - start )) s"
+set -a
+# shellcheck disable=SC1091
+. "$cache/hosts.env"
+set +a
+export FABRIC_REAL_HOSTS_REQUIRED=1
+cd "$root"
+# One test at a time: each session already keeps the two cores busy, and the wall-time
+# figures the suite prints are only comparable without a neighbour.
+cargo test -p real-hosts -- --test-threads=1 "$@"
+echo "== real-hosts suite done in $(( $(date +%s) - start )) s"
