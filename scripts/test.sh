@@ -46,3 +46,15 @@ echo "== ui: browser tests (Chromium, IPC mocked)"
 (cd ui && npm run test:browser)
 echo "== dashboard end to end (WebKit webview through tauri-driver)"
 FABRIC_E2E_BIN_DIR="$target_dir/debug" bash tests/e2e-dashboard/run.sh
+
+# ---- real agent hosts (tests/real-hosts) --------------------------------------------------
+# Installs the pinned Claude Code, Codex and Kimi Code from npm into their own cache folder
+# (${FABRIC_TEST_HOSTS_CACHE:-~/.cache/fabric-companion-test-hosts}, reused; about 40 s and
+# 1.1 GB cold) and runs whole sessions of each with our hooks against a local model stand-in.
+# FABRIC_SKIP_REAL_HOSTS=1 leaves this block out (the suite's tests then say "not run").
+if [ "${FABRIC_SKIP_REAL_HOSTS:-0}" = 1 ]; then
+  echo "== real hosts: skipped (FABRIC_SKIP_REAL_HOSTS=1)"
+else
+  echo "== real hosts: Claude Code, Codex, Kimi Code (tests/real-hosts/run.sh)"
+  bash tests/real-hosts/run.sh
+fi

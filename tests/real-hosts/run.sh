@@ -18,5 +18,5 @@ export FABRIC_REAL_HOSTS_REQUIRED=1
 cd "$root"
 # One test at a time: each session already keeps the two cores busy, and the wall-time
 # figures the suite prints are only comparable without a neighbour.
-cargo test -p real-hosts -- --test-threads=1 "$@"
+cargo test --locked --no-fail-fast -p real-hosts -- --test-threads=1 "$@"
 echo "== real-hosts suite done in $(( $(date +%s) - start )) s"

@@ -41,6 +41,13 @@ macro_rules! host_tests {
         }
 
         #[test]
+        fn a_resumed_session_gets_the_preamble_once() {
+            if let Some(p) = program("a_resumed_session_gets_the_preamble_once") {
+                $crate::checks::a_resumed_session_gets_the_preamble_once(&p);
+            }
+        }
+
+        #[test]
         fn worker_calls_carry_the_host_session_id() {
             if let Some(p) = program("worker_calls_carry_the_host_session_id") {
                 $crate::checks::worker_calls_carry_the_host_session_id(&p);
@@ -167,6 +174,48 @@ pub fn preamble_reaches_the_model_once(program: &HostProgram) {
     }
 }
 
+/// A session continued in a new process by its id (`claude -p --resume`, `codex exec resume`,
+/// `kimi -S`): the model still sees the preamble once, not once per process.
+pub fn a_resumed_session_gets_the_preamble_once(program: &HostProgram) {
+    // Kimi Code's usual route already resumes by id for every turn after the first.
+    let facts = match program.host {
+        Host::Kimi => main(program),
+        _ => expect(
+            scenario::hooked_run(program, crate::sessions::Route::Resume, QUIET_TURNS),
+            "the resumed session",
+        ),
+    };
+    let preamble = &texts().preamble;
+    let counts: Vec<usize> = facts
+        .session
+        .turns
+        .iter()
+        .map(|t| t.request.as_ref().map_or(0, |r| r.count(preamble)))
+        .collect();
+    assert_eq!(
+        counts,
+        vec![1; facts.session.turns.len()],
+        "times the preamble is in the model's request, first process then the resumed one \
+         ({})\nhook log:\n{}",
+        describe(&facts.session),
+        facts.hook_log
+    );
+    assert!(
+        facts
+            .session
+            .turns
+            .iter()
+            .all(|t| t.answer == scenario::REPLY),
+        "answers {:?}",
+        facts
+            .session
+            .turns
+            .iter()
+            .map(|t| &t.answer)
+            .collect::<Vec<_>>()
+    );
+}
+
 pub fn unread_line_comes_after_a_rise_and_only_then(program: &HostProgram) {
     let facts = main(program);
     // Turn 1 ends with 0 unread; the count rises to 2 before turn 2's Stop; turn 3's prompt
@@ -232,14 +281,15 @@ pub fn worker_calls_carry_the_host_session_id(program: &HostProgram) {
 }
 
 pub fn session_end_releases_and_the_spool_goes(program: &HostProgram) {
-    if program.host == Host::Kimi {
-        report(
-            "session_end_releases_and_the_spool_goes: not run: Kimi Code fires SessionEnd only \
-             when an interactive session exits; `kimi -p` (what this suite drives) never does",
-        );
-        return;
-    }
-    let facts = main(program);
+    // `kimi -p` never fires SessionEnd; Kimi Code's ACP server does on `session/close`, so
+    // its end is checked there (as an editor drives it).
+    let facts = match program.host {
+        Host::Kimi => expect(
+            scenario::hooked_run(program, crate::sessions::Route::KimiAcp, QUIET_TURNS),
+            "the Kimi Code ACP session",
+        ),
+        _ => main(program),
+    };
     let session = facts
         .session
         .session_id
@@ -315,10 +365,12 @@ pub fn wall_time_with_and_without_hooks(program: &HostProgram) {
     assert!(with > 0.0 && without > 0.0);
     report(&format!(
         "wall time, {} {} ({MAIN_TURNS} turns): without our hooks {without:.2} s, with them \
-         {with:.2} s, ratio {:.2}",
+         {with:.2} s, ratio {:.2}\n  without: {}\n  with:    {}",
         program.host,
         program.version,
-        with / without
+        with / without,
+        scenario::time_parts(&baseline),
+        scenario::time_parts(&facts.session),
     ));
 }
 

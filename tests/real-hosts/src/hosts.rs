@@ -123,8 +123,17 @@ fn var(name: &str) -> Option<String> {
     std::env::var(name).ok().filter(|v| !v.trim().is_empty())
 }
 
-/// The host's program, or why it cannot run here.
+/// The host's program, or why it cannot run here (looked up once per process).
 pub fn program(host: Host) -> Result<HostProgram, String> {
+    use std::collections::HashMap;
+    use std::sync::{Mutex, OnceLock};
+    static FOUND: OnceLock<Mutex<HashMap<Host, Result<HostProgram, String>>>> = OnceLock::new();
+    let found = FOUND.get_or_init(|| Mutex::new(HashMap::new()));
+    let mut found = found.lock().unwrap_or_else(|e| e.into_inner());
+    found.entry(host).or_insert_with(|| look_up(host)).clone()
+}
+
+fn look_up(host: Host) -> Result<HostProgram, String> {
     if let Some(reason) = var(&host.not_run_env()) {
         return Err(format!("{host}: {reason}"));
     }

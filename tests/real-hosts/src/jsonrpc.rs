@@ -16,6 +16,8 @@ pub struct LineChild {
     lines: Receiver<String>,
     what: String,
     next_id: u64,
+    /// Whether requests carry `"jsonrpc": "2.0"` (ACP does; Codex's app-server leaves it out).
+    jsonrpc2: bool,
     /// Every line read so far, in order (kept for diagnostics and for tests).
     pub seen: Vec<String>,
 }
@@ -46,8 +48,22 @@ impl LineChild {
             lines,
             what: what.to_owned(),
             next_id: 1,
+            jsonrpc2: false,
             seen: Vec::new(),
         })
+    }
+
+    /// Makes requests and notifications carry `"jsonrpc": "2.0"`.
+    pub fn with_jsonrpc2(mut self) -> LineChild {
+        self.jsonrpc2 = true;
+        self
+    }
+
+    fn message(&self, mut value: Value) -> String {
+        if self.jsonrpc2 {
+            value["jsonrpc"] = json!("2.0");
+        }
+        value.to_string()
     }
 
     /// Writes one line to the child's stdin.
@@ -108,28 +124,42 @@ impl LineChild {
         }
     }
 
-    /// Sends a JSON-RPC request (Codex's app-server leaves out `"jsonrpc"`) and waits for its
-    /// answer; an error answer is an error.
+    /// Sends a JSON-RPC request and waits for its answer; an error answer is an error.
     pub fn request(
         &mut self,
         method: &str,
         params: Value,
         limit: Duration,
     ) -> Result<Value, String> {
+        self.request_collecting(method, params, limit)
+            .map(|(result, _)| result)
+    }
+
+    /// [`LineChild::request`], also giving the messages read before the answer.
+    pub fn request_collecting(
+        &mut self,
+        method: &str,
+        params: Value,
+        limit: Duration,
+    ) -> Result<(Value, Vec<Value>), String> {
         let id = self.next_id;
         self.next_id += 1;
-        self.send_line(&json!({"method": method, "id": id, "params": params}).to_string())?;
-        let values = self.read_until(limit, |v| v.get("id") == Some(&json!(id)))?;
-        let answer = values.last().expect("read_until gives the answer last");
+        let line = self.message(json!({"method": method, "id": id, "params": params}));
+        self.send_line(&line)?;
+        let mut values = self.read_until(limit, |v| {
+            v.get("id") == Some(&json!(id)) && v.get("method").is_none()
+        })?;
+        let answer = values.pop().expect("read_until gives the answer last");
         if let Some(error) = answer.get("error") {
             return Err(format!("{}: {method} failed: {error}", self.what));
         }
-        Ok(answer.get("result").cloned().unwrap_or(Value::Null))
+        Ok((answer.get("result").cloned().unwrap_or(Value::Null), values))
     }
 
     /// Sends a JSON-RPC notification.
     pub fn notify(&mut self, method: &str) -> Result<(), String> {
-        self.send_line(&json!({"method": method}).to_string())
+        let line = self.message(json!({"method": method}));
+        self.send_line(&line)
     }
 
     /// Closes stdin and waits for the child to exit (killing it after `limit`).

@@ -4,7 +4,10 @@
 //! - Codex: one `codex app-server` (the engine its TUI drives): `thread/start`, then
 //!   `turn/start` per turn until `turn/completed`; closing stdin ends the session;
 //! - Kimi Code: `kimi -p <prompt> --output-format stream-json` for the first turn, then
-//!   `kimi -S <session id> -p …` for each next one (one process per turn).
+//!   `kimi -S <session id> -p …` for each next one (one process per turn); or, as
+//!   [`Route::KimiAcp`], one `kimi acp` server as an editor drives it (`session/new`,
+//!   `session/prompt` per turn, `session/close`: the only non-interactive way its SessionEnd
+//!   fires).
 //!
 //! Every wait has a deadline; a host that hangs is killed and the turn is an error.
 
@@ -57,8 +60,41 @@ pub trait Session {
     fn finish(self: Box<Self>) -> Result<Finished, String>;
 }
 
-/// Starts a session of the home's host in its project.
+/// How a session is driven.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Route {
+    /// Each host's usual non-interactive route (see the module header).
+    Usual,
+    /// Kimi Code's ACP server (`kimi acp`).
+    KimiAcp,
+    /// One process per turn, each next turn resuming the session by its id:
+    /// `claude -p [--resume <id>]`, `codex exec [resume <id>]`, `kimi [-S <id>] -p`.
+    Resume,
+}
+
+/// Starts a session of the home's host in its project, its usual way.
 pub fn start(home: &TestHome) -> Result<Box<dyn Session>, String> {
+    start_with(home, Route::Usual)
+}
+
+/// Starts a session of the home's host in its project, driven along `route`.
+pub fn start_with(home: &TestHome, route: Route) -> Result<Box<dyn Session>, String> {
+    match (route, home.host()) {
+        (Route::KimiAcp, _) => {
+            return KimiAcpSession::start(home).map(|s| Box::new(s) as Box<dyn Session>);
+        }
+        (Route::Resume, Host::Claude | Host::Codex) => {
+            return Ok(Box::new(ResumeSession {
+                host: home.host(),
+                home_env: home.env(),
+                program: home.program.path.clone(),
+                project: home.project.clone(),
+                session_id: None,
+                exit_codes: Vec::new(),
+            }));
+        }
+        _ => {}
+    }
     match home.host() {
         Host::Claude => ClaudeSession::start(home).map(|s| Box::new(s) as Box<dyn Session>),
         Host::Codex => CodexSession::start(home).map(|s| Box::new(s) as Box<dyn Session>),
@@ -286,6 +322,187 @@ impl Session for KimiSession {
         Ok(Finished {
             exit_codes: self.exit_codes,
             elapsed: Duration::ZERO,
+            output: Vec::new(),
+        })
+    }
+}
+
+/// Claude Code or Codex, one process per turn, resuming by id.
+struct ResumeSession {
+    host: Host,
+    home_env: Vec<(String, String)>,
+    program: std::path::PathBuf,
+    project: std::path::PathBuf,
+    session_id: Option<String>,
+    exit_codes: Vec<Option<i32>>,
+}
+
+impl Session for ResumeSession {
+    fn session_id(&self) -> Option<String> {
+        self.session_id.clone()
+    }
+    fn start_time(&self) -> Duration {
+        Duration::ZERO
+    }
+    fn turn(&mut self, prompt: &str) -> Result<Turn, String> {
+        let begun = Instant::now();
+        let mut command = Command::new(&self.program);
+        command
+            .env_clear()
+            .envs(self.home_env.iter().cloned())
+            .current_dir(&self.project);
+        match (self.host, &self.session_id) {
+            (Host::Claude, None) => command.args(["-p", "--output-format", "json", prompt]),
+            (Host::Claude, Some(id)) => {
+                command.args(["-p", "--output-format", "json", "--resume", id, prompt])
+            }
+            (_, None) => command.args(["exec", "--json", "--skip-git-repo-check", prompt]),
+            (_, Some(id)) => command.args([
+                "exec",
+                "--json",
+                "--skip-git-repo-check",
+                "resume",
+                id,
+                prompt,
+            ]),
+        };
+        let output = run_with_deadline(command, TURN_LIMIT, self.host.display_name())?;
+        self.exit_codes.push(output.status);
+        if output.status != Some(0) {
+            return Err(format!(
+                "{} exited with {:?}: {}\n{}",
+                self.host, output.status, output.stdout, output.stderr
+            ));
+        }
+        let values: Vec<Value> = output
+            .stdout
+            .lines()
+            .filter_map(|line| serde_json::from_str(line).ok())
+            .collect();
+        let (id, answer) = match self.host {
+            Host::Claude => {
+                let result = values
+                    .iter()
+                    .find(|v| v["type"] == "result")
+                    .ok_or_else(|| format!("claude printed no result: {}", output.stdout))?;
+                (
+                    result["session_id"].as_str().map(str::to_owned),
+                    result["result"].as_str().unwrap_or_default().to_owned(),
+                )
+            }
+            _ => (
+                values
+                    .iter()
+                    .find(|v| v["type"] == "thread.started")
+                    .and_then(|v| v["thread_id"].as_str().map(str::to_owned)),
+                values
+                    .iter()
+                    .filter(|v| {
+                        v["type"] == "item.completed" && v["item"]["type"] == "agent_message"
+                    })
+                    .filter_map(|v| v["item"]["text"].as_str())
+                    .next_back()
+                    .unwrap_or_default()
+                    .to_owned(),
+            ),
+        };
+        if let Some(id) = id {
+            self.session_id = Some(id);
+        }
+        let mut lines: Vec<String> = output.stdout.lines().map(str::to_owned).collect();
+        lines.extend(output.stderr.lines().map(str::to_owned));
+        Ok(Turn {
+            answer,
+            elapsed: begun.elapsed(),
+            exit_code: output.status,
+            output: lines,
+        })
+    }
+    fn finish(self: Box<Self>) -> Result<Finished, String> {
+        Ok(Finished {
+            exit_codes: self.exit_codes,
+            elapsed: Duration::ZERO,
+            output: Vec::new(),
+        })
+    }
+}
+
+struct KimiAcpSession {
+    child: LineChild,
+    session_id: String,
+    started: Duration,
+}
+
+impl KimiAcpSession {
+    fn start(home: &TestHome) -> Result<KimiAcpSession, String> {
+        let begun = Instant::now();
+        let mut command = home.command(&home.program.path);
+        command.arg("acp");
+        let mut child =
+            LineChild::spawn(command, home.scratch_output("kimi-acp.stderr"), "kimi acp")?
+                .with_jsonrpc2();
+        child.request(
+            "initialize",
+            json!({"protocolVersion": 1, "clientCapabilities": {}}),
+            TURN_LIMIT,
+        )?;
+        let result = child.request(
+            "session/new",
+            json!({"cwd": home.project, "mcpServers": []}),
+            TURN_LIMIT,
+        )?;
+        let session_id = result["sessionId"]
+            .as_str()
+            .ok_or_else(|| format!("session/new gave no session id: {result}"))?
+            .to_owned();
+        Ok(KimiAcpSession {
+            child,
+            session_id,
+            started: begun.elapsed(),
+        })
+    }
+}
+
+impl Session for KimiAcpSession {
+    fn session_id(&self) -> Option<String> {
+        Some(self.session_id.clone())
+    }
+    fn start_time(&self) -> Duration {
+        self.started
+    }
+    fn turn(&mut self, prompt: &str) -> Result<Turn, String> {
+        let begun = Instant::now();
+        let (result, updates) = self.child.request_collecting(
+            "session/prompt",
+            json!({"sessionId": self.session_id, "prompt": [{"type": "text", "text": prompt}]}),
+            TURN_LIMIT,
+        )?;
+        if result["stopReason"] != "end_turn" {
+            return Err(format!("Kimi Code ended the turn with {result}"));
+        }
+        let answer: String = updates
+            .iter()
+            .filter(|v| v["params"]["update"]["sessionUpdate"] == "agent_message_chunk")
+            .filter_map(|v| v["params"]["update"]["content"]["text"].as_str())
+            .collect();
+        Ok(Turn {
+            answer,
+            elapsed: begun.elapsed(),
+            exit_code: None,
+            output: updates.iter().map(Value::to_string).collect(),
+        })
+    }
+    fn finish(mut self: Box<Self>) -> Result<Finished, String> {
+        let begun = Instant::now();
+        self.child.request(
+            "session/close",
+            json!({"sessionId": self.session_id}),
+            TURN_LIMIT,
+        )?;
+        let status = self.child.finish(EXIT_LIMIT)?;
+        Ok(Finished {
+            exit_codes: vec![status.code()],
+            elapsed: begun.elapsed(),
             output: Vec::new(),
         })
     }
