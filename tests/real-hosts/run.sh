@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The real-hosts suite, for real: installs the pinned hosts (install-hosts.sh, cache reused),
-# then runs `cargo test -p real-hosts` with the variables that point the suite at them.
+# then runs the suite's tests (`cargo test --workspace --test claude --test codex --test kimi`)
+# with the variables that point them at the hosts.
 # FABRIC_REAL_HOSTS_REQUIRED=1 makes a host that is missing a failure instead of "not run".
 # Extra arguments go to the test binaries (a test name filter, --nocapture, …).
 set -euo pipefail
@@ -16,7 +17,10 @@ set -a
 set +a
 export FABRIC_REAL_HOSTS_REQUIRED=1
 cd "$root"
-# One test at a time: each session already keeps the two cores busy, and the wall-time
-# figures the suite prints are only comparable without a neighbour.
-cargo test --locked --no-fail-fast -p real-hosts -- --test-threads=1 "$@"
+# The three host test binaries, built as `cargo test --workspace` builds them (so after
+# scripts/test.sh's own cargo test nothing is compiled again; `-p real-hosts` would resolve
+# other features and rebuild tokio and friends). One test at a time: each session already
+# keeps the two cores busy, and the wall-time figures are only comparable without a neighbour.
+cargo test --workspace --locked --no-fail-fast --test claude --test codex --test kimi \
+  -- --test-threads=1 "$@"
 echo "== real-hosts suite done in $(( $(date +%s) - start )) s"
