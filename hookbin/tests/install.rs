@@ -222,12 +222,14 @@ fn cases(host: &str) -> Vec<Case> {
             },
             Case {
                 name: "CRLF",
-                setup: Text("{\r\n  \"hooks\": {\r\n    \"Stop\": []\r\n  }\r\n}\r\n"),
+                // An event we do not install: an empty list of one we do goes with our last
+                // entry in it (we cannot tell it from one we made).
+                setup: Text("{\r\n  \"hooks\": {\r\n    \"PreToolUse\": []\r\n  }\r\n}\r\n"),
                 expect: SameBytes,
             },
             Case {
                 name: "odd formatting (one line)",
-                setup: Text("{ \"hooks\" : { \"Stop\" : [ ] } }"),
+                setup: Text("{ \"hooks\" : { \"PreToolUse\" : [ ] } }"),
                 expect: SameData,
             },
             Case {
@@ -706,8 +708,9 @@ fn without_the_stable_copy_the_running_binary_is_used_with_a_warning() {
         run.stdout
     );
     assert!(
-        run.stdout
-            .contains("Note: Codex runs a new or changed hook only after you trust it")
+        run.stdout.contains(
+            "Note: Codex runs a new or changed hook only after you approve it: run /hooks"
+        )
     );
 }
 

@@ -124,13 +124,17 @@ fn a_partial_install_is_incomplete() {
         install::hook_state(host, &paths),
         HookState::Incomplete {
             command_path: program.clone(),
-            missing: vec!["UserPromptSubmit".into()],
+            missing: vec![
+                "UserPromptSubmit".into(),
+                "Stop".into(),
+                "SessionEnd".into()
+            ],
         }
     );
     // An install adds only what is missing.
     let plan = install::plan(host, Operation::Install, Some(&program), &paths).unwrap();
-    assert_eq!(plan.add.len(), 1);
-    assert_eq!(plan.add[0].event, "UserPromptSubmit");
+    let added: Vec<&str> = plan.add.iter().map(|e| e.event.as_str()).collect();
+    assert_eq!(added, ["UserPromptSubmit", "Stop", "SessionEnd"]);
     assert!(plan.remove.is_empty());
 }
 

@@ -233,7 +233,6 @@ pub fn our_commands(host: &str, text: &str) -> Vec<(String, String)> {
 pub fn our_events(host: &str) -> Vec<&'static str> {
     match host {
         "claude" => vec!["SessionStart", "Stop", "UserPromptSubmit", "SessionEnd"],
-        "codex" => vec!["SessionStart"],
-        _ => vec!["SessionStart", "UserPromptSubmit"],
+        _ => vec!["SessionStart", "UserPromptSubmit", "Stop", "SessionEnd"],
     }
 }

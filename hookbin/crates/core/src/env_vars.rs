@@ -15,6 +15,10 @@ pub const FABRIC_SERVICES_DIR: &str = "FABRIC_SERVICES_DIR";
 pub const FABRIC_MCP: &str = "FABRIC_MCP";
 /// Claude Code's session id, given to MCP servers and Bash commands (used by `watch-mail`).
 pub const CLAUDE_CODE_SESSION_ID: &str = "CLAUDE_CODE_SESSION_ID";
+/// The Claude Code process's pid, set by Claude Code in its hooks' environment.
+pub const CLAUDE_PID: &str = "CLAUDE_PID";
+/// The program search path (to find a host's program and read its version from files).
+pub const PATH: &str = "PATH";
 /// Set by Claude Code for its background jobs: not the person's session.
 pub const CLAUDE_CODE_SESSION_KIND: &str = "CLAUDE_CODE_SESSION_KIND";
 /// The marker Fabric sets in sessions it launched (`1` only; `0` or empty is not the marker).

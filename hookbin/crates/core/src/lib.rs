@@ -7,6 +7,7 @@
 //! and starting our programs). It never starts an async runtime and never talks to Fabric:
 //! that is `fabric-client`'s job. See `docs/ARCHITECTURE.md`.
 
+pub mod approval;
 pub mod board;
 pub mod clock;
 pub mod config_cache;
@@ -15,6 +16,7 @@ pub mod env_vars;
 pub mod fsutil;
 pub mod hook_log;
 pub mod host;
+pub mod host_version;
 pub mod hub;
 pub mod install;
 pub mod json_scan;

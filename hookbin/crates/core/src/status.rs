@@ -6,7 +6,9 @@ use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
+use crate::approval::{self, HostApproval};
 use crate::host::Host;
+use crate::host_version;
 use crate::hub::{FabricState, read_fabric_state};
 use crate::paths::Paths;
 use crate::registration::{self, Scope};
@@ -54,6 +56,60 @@ pub struct HostStatus {
     pub fabric_registered: bool,
     pub scopes: Vec<Scope>,
     pub hooks: HookSummary,
+    /// Whether the host runs our hooks, read from its own record of the person's approval;
+    /// absent when none of ours is in its config.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub approval: Option<ApprovalSummary>,
+    /// The host's version, when its files say it, against the one our hooks were tested with.
+    pub host_version: HostVersionStatus,
+}
+
+/// A host's approval of our hooks, with what is left to do.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ApprovalSummary {
+    #[serde(flatten)]
+    pub record: HostApproval,
+    /// What is left to do, in words; absent when the host needs no approval.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+}
+
+impl ApprovalSummary {
+    /// Whether the host runs our hooks as installed.
+    pub fn runs(&self) -> bool {
+        self.record.approval.runs()
+    }
+}
+
+/// A host's installed version against the tested one.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct HostVersionStatus {
+    /// `null` when no file beside the host's program says it (or there is no program).
+    pub installed: Option<String>,
+    /// The version the hooks were tested with.
+    pub tested: &'static str,
+    /// The installed version is older than the tested one.
+    pub older_than_tested: bool,
+    /// The host's program the version was read beside.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub program: Option<PathBuf>,
+}
+
+impl HostVersionStatus {
+    /// A warning for a person when the installed version is older than the tested one.
+    pub fn warning(&self, host: Host) -> Option<String> {
+        let installed = self
+            .installed
+            .as_deref()
+            .filter(|_| self.older_than_tested)?;
+        Some(format!(
+            "{} {installed} is older than {}, the version these hooks were tested with: update it",
+            host.display_name(),
+            self.tested
+        ))
+    }
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -134,6 +190,34 @@ pub fn hook_summary(host: Host, paths: &Paths) -> HookSummary {
     }
 }
 
+/// Whether `host` runs the hooks of ours in its config, from its own record; `None` when none
+/// of ours is there.
+pub fn approval_summary(host: Host, paths: &Paths, hooks: &HookSummary) -> Option<ApprovalSummary> {
+    if matches!(hooks.state, "not-installed" | "unreadable") {
+        return None;
+    }
+    let record = approval::read(host, paths)?;
+    let description = record.approval.describe(host);
+    Some(ApprovalSummary {
+        record,
+        description,
+    })
+}
+
+/// The host's installed version against the tested one (files only, no process started).
+pub fn host_version(host: Host, paths: &Paths) -> HostVersionStatus {
+    let found = host_version::installed(host, paths);
+    let installed = found.as_ref().map(|f| f.version.clone());
+    HostVersionStatus {
+        older_than_tested: installed
+            .as_deref()
+            .is_some_and(|v| host_version::older_than_tested(host, v)),
+        installed,
+        tested: host_version::tested(host),
+        program: found.map(|f| f.program),
+    }
+}
+
 /// Collects the snapshot. `cwd` is where Claude Code's local and project scopes are looked up.
 pub fn collect(paths: &Paths, cwd: Option<&Path>) -> Status {
     let fabric = read_fabric_state(&paths.hub_json());
@@ -161,12 +245,15 @@ pub fn collect(paths: &Paths, cwd: Option<&Path>) -> Status {
         .into_iter()
         .map(|host| {
             let scopes = registration::fabric_scopes(host, paths, cwd);
+            let hooks = hook_summary(host, paths);
             HostStatus {
                 host,
                 name: host.display_name(),
                 fabric_registered: !scopes.is_empty(),
                 scopes,
-                hooks: hook_summary(host, paths),
+                approval: approval_summary(host, paths, &hooks),
+                hooks,
+                host_version: host_version(host, paths),
             }
         })
         .collect();
@@ -244,11 +331,26 @@ pub fn render_text(status: &Status) -> String {
         } else {
             "fabric not registered".to_string()
         };
+        let version = match &host.host_version.installed {
+            Some(version) => format!(" {version}"),
+            None => String::new(),
+        };
+        let approval = match host
+            .approval
+            .as_ref()
+            .and_then(|a| a.description.as_deref())
+        {
+            Some(text) => format!(", {text}"),
+            None => String::new(),
+        };
         out.push_str(&format!(
-            "{}: {registered}; hooks {}\n",
+            "{}{version}: {registered}; hooks {}{approval}\n",
             host.name,
             host.hooks.describe()
         ));
+        if let Some(warning) = host.host_version.warning(host.host) {
+            out.push_str(&format!("  Warning: {warning}\n"));
+        }
     }
     out.push_str(&format!(
         "Service descriptors: {} in {} ({} on 127.0.0.1)\n",

@@ -10,7 +10,7 @@ use std::path::PathBuf;
 
 use serde_json::Value;
 
-use super::EventSpec;
+use super::{EventSpec, HOOK_TIMEOUT_SECS};
 use crate::paths::Paths;
 
 /// The name of our Claude Code plugin (`hookbin/claude-plugin`).
@@ -23,21 +23,25 @@ pub(crate) const EVENTS: &[EventSpec] = &[
         name: "SessionStart",
         arg: "session-start",
         matcher: Some(""),
+        timeout: HOOK_TIMEOUT_SECS,
     },
     EventSpec {
         name: "Stop",
         arg: "stop",
         matcher: None,
+        timeout: HOOK_TIMEOUT_SECS,
     },
     EventSpec {
         name: "UserPromptSubmit",
         arg: "user-prompt-submit",
         matcher: None,
+        timeout: HOOK_TIMEOUT_SECS,
     },
     EventSpec {
         name: "SessionEnd",
         arg: "session-end",
         matcher: Some(""),
+        timeout: HOOK_TIMEOUT_SECS,
     },
 ];
 

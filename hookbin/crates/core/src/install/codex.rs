@@ -1,26 +1,53 @@
-//! Codex: our SessionStart hook in `$CODEX_HOME/hooks.json` (default `~/.codex`), in the JSON
-//! shape [`super::json`] edits.
+//! Codex: our hooks in `$CODEX_HOME/hooks.json` (default `~/.codex`), in the JSON shape
+//! [`super::json`] edits: SessionStart, UserPromptSubmit, Stop and SessionEnd.
 //!
-//! Owns the event Codex gets, the trust note, and one look at `config.toml` for hooks turned
-//! off. That file may hold tokens: it is parsed only to read `[features] hooks` (and the older
-//! `codex_hooks`) as a yes/no, and nothing from it is ever printed.
+//! Owns the events Codex gets, the note about its approval, and the warning when its
+//! `config.toml` turns hooks off (read through [`crate::approval`], which parses only the keys
+//! it needs from that file and never prints a value from it).
 
 use std::path::PathBuf;
 
-use super::EventSpec;
-use crate::fsutil;
+use super::{EventSpec, HOOK_TIMEOUT_SECS};
+use crate::approval;
 use crate::paths::Paths;
 
-/// SessionStart, for every way a session starts: a fresh start, a resume, and `/clear`
-/// (which wipes the context the preamble was in).
-pub(crate) const EVENTS: &[EventSpec] = &[EventSpec {
-    name: "SessionStart",
-    arg: "session-start",
-    matcher: Some("startup|resume|clear"),
-}];
+/// Codex hashes a matcher only for SessionStart among these (it ignores one elsewhere), so only
+/// SessionStart has one: every way a session starts — a fresh start, a resume (recorded, said
+/// nothing: Codex keeps the first start's context in the thread), and `/clear` (which wipes the
+/// context the preamble was in). Codex caps SessionEnd at 3 s and warns at every start when a
+/// hook asks for more, so ours asks for 3.
+pub(crate) const EVENTS: &[EventSpec] = &[
+    EventSpec {
+        name: "SessionStart",
+        arg: "session-start",
+        matcher: Some("startup|resume|clear"),
+        timeout: HOOK_TIMEOUT_SECS,
+    },
+    EventSpec {
+        name: "UserPromptSubmit",
+        arg: "user-prompt-submit",
+        matcher: None,
+        timeout: HOOK_TIMEOUT_SECS,
+    },
+    EventSpec {
+        name: "Stop",
+        arg: "stop",
+        matcher: None,
+        timeout: HOOK_TIMEOUT_SECS,
+    },
+    EventSpec {
+        name: "SessionEnd",
+        arg: "session-end",
+        matcher: None,
+        timeout: SESSION_END_TIMEOUT_SECS,
+    },
+];
+
+/// Codex's ceiling for a SessionEnd hook.
+pub(crate) const SESSION_END_TIMEOUT_SECS: u64 = 3;
 
 /// Said with every Codex install plan.
-pub(crate) const TRUST_NOTE: &str = "Codex runs a new or changed hook only after you trust it in /hooks; it asks again whenever the command string changes, so keep the program's path stable.";
+pub(crate) const TRUST_NOTE: &str = "Codex runs a new or changed hook only after you approve it: run /hooks in Codex once this is written. It asks again whenever an entry's command or place in hooks.json changes, so the command runs the app's stable copy and our entries go after any already there.";
 
 pub(crate) fn config_file(paths: &Paths) -> PathBuf {
     paths.codex_home().join("hooks.json")
@@ -28,29 +55,11 @@ pub(crate) fn config_file(paths: &Paths) -> PathBuf {
 
 /// A warning when Codex's `config.toml` turns hooks off.
 pub(crate) fn warnings(paths: &Paths) -> Vec<String> {
-    let config = paths.codex_home().join("config.toml");
-    let Ok(Some(bytes)) = fsutil::read_bounded(&config, super::MAX_CONFIG_BYTES) else {
-        return Vec::new();
-    };
-    let Some(table) = std::str::from_utf8(&bytes)
-        .ok()
-        .and_then(|text| text.parse::<toml::Table>().ok())
-    else {
-        return Vec::new();
-    };
-    let features = table.get("features").and_then(toml::Value::as_table);
-    let off = |key: &str| {
-        features
-            .and_then(|f| f.get(key))
-            .and_then(toml::Value::as_bool)
-            == Some(false)
-    };
-    if off("hooks") || off("codex_hooks") {
-        vec![format!(
+    match approval::codex_hooks_feature(paths) {
+        Some(false) => vec![format!(
             "{} turns Codex hooks off ([features] hooks = false): ours will not run until that is changed.",
-            config.display()
-        )]
-    } else {
-        Vec::new()
+            paths.codex_home().join("config.toml").display()
+        )],
+        _ => Vec::new(),
     }
 }

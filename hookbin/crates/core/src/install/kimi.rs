@@ -1,4 +1,5 @@
-//! Kimi Code: our SessionStart and UserPromptSubmit hooks as `[[hooks]]` tables (exactly
+//! Kimi Code: our SessionStart, UserPromptSubmit, Stop and SessionEnd hooks as `[[hooks]]`
+//! tables (exactly
 //! `event`, `matcher`, `command`, `timeout`) in `$KIMI_CODE_HOME/config.toml` (default
 //! `~/.kimi-code`).
 //!
@@ -15,26 +16,42 @@
 use std::ops::Range;
 use std::path::{Path, PathBuf};
 
-use super::{ConfigDoc, Entry, EventSpec, InstallError, command};
+use super::{ConfigDoc, Entry, EventSpec, HOOK_TIMEOUT_SECS, InstallError, command};
 use crate::paths::Paths;
 
-/// Kimi Code does not show SessionStart output to the model, so the preamble rides on the
-/// first prompt (UserPromptSubmit).
+/// Kimi Code shows SessionStart output to no one, so SessionStart only records the session and
+/// the preamble rides on the first prompt (UserPromptSubmit), with the unread line on later
+/// ones; Stop and SessionEnd as for every host (`kimi -p` never fires SessionEnd: its spool is
+/// pruned once the process is gone).
 pub(crate) const EVENTS: &[EventSpec] = &[
     EventSpec {
         name: "SessionStart",
         arg: "session-start",
         matcher: Some(""),
+        timeout: HOOK_TIMEOUT_SECS,
     },
     EventSpec {
         name: "UserPromptSubmit",
         arg: "user-prompt-submit",
         matcher: Some(""),
+        timeout: HOOK_TIMEOUT_SECS,
+    },
+    EventSpec {
+        name: "Stop",
+        arg: "stop",
+        matcher: Some(""),
+        timeout: HOOK_TIMEOUT_SECS,
+    },
+    EventSpec {
+        name: "SessionEnd",
+        arg: "session-end",
+        matcher: Some(""),
+        timeout: HOOK_TIMEOUT_SECS,
     },
 ];
 
 /// Said with every Kimi Code install plan.
-pub(crate) const PREAMBLE_NOTE: &str = "Kimi Code does not show SessionStart output to the model, so the preamble comes with your first prompt (the UserPromptSubmit hook).";
+pub(crate) const PREAMBLE_NOTE: &str = "Kimi Code does not show SessionStart output to the model, so the preamble comes with your first prompt (the UserPromptSubmit hook); Kimi Code shows that text, and the unread line, to you too.";
 
 pub(crate) fn config_file(paths: &Paths) -> PathBuf {
     paths.kimi_home().join("config.toml")

@@ -58,7 +58,7 @@ pub use plan::{Action, Plan};
 
 /// The digest of a file that does not exist, as the plan digest takes it in.
 pub const ABSENT_DIGEST: &str = "absent";
-/// Every hook we install has this timeout, in seconds.
+/// The timeout of the hooks we install, in seconds (a host that caps an event lower gets its cap).
 pub const HOOK_TIMEOUT_SECS: u64 = 5;
 /// We refuse to edit a config file larger than this.
 pub const MAX_CONFIG_BYTES: u64 = 8 * 1024 * 1024;
@@ -254,7 +254,7 @@ pub fn entries_for(host: Host, program: &Path) -> Vec<Entry> {
             event: event.name.to_string(),
             matcher: event.matcher.map(str::to_string),
             command: hook_command(program, host, event.arg),
-            timeout: Some(HOOK_TIMEOUT_SECS),
+            timeout: Some(event.timeout),
         })
         .collect()
 }
@@ -310,15 +310,24 @@ pub fn plan(
         (action, Some(new_text))
     };
     let mut notes = Vec::new();
-    if action == Action::Install {
-        match host {
-            Host::Claude => warnings.extend(claude::warnings(current.text.as_deref())),
-            Host::Codex => {
-                warnings.extend(codex::warnings(paths));
-                notes.push(codex::TRUST_NOTE.to_string());
-            }
-            Host::Kimi => notes.push(kimi::PREAMBLE_NOTE.to_string()),
+    match (&action, host) {
+        (Action::Install, Host::Claude) => {
+            warnings.extend(claude::warnings(current.text.as_deref()))
         }
+        (Action::Install, Host::Codex) => {
+            warnings.extend(codex::warnings(paths));
+            notes.push(codex::TRUST_NOTE.to_string());
+        }
+        (Action::Install, Host::Kimi) => notes.push(kimi::PREAMBLE_NOTE.to_string()),
+        // Already installed: what is left is the host's own approval, read from its record.
+        (Action::NothingToDo { .. }, _) if operation == Operation::Install => {
+            if let Some(left) =
+                crate::approval::read(host, paths).and_then(|record| record.approval.describe(host))
+            {
+                notes.push(format!("Installed, {left}."));
+            }
+        }
+        _ => {}
     }
     let file_digest = current.sha256.as_deref().unwrap_or(ABSENT_DIGEST);
     let digest = plan_digest(&PlanFacts {
@@ -563,6 +572,8 @@ pub(crate) struct EventSpec {
     pub arg: &'static str,
     /// The matcher we install (`None`: the group has no `matcher` key).
     pub matcher: Option<&'static str>,
+    /// Seconds ([`HOOK_TIMEOUT_SECS`] unless the host caps the event lower).
+    pub timeout: u64,
 }
 
 fn events(host: Host) -> &'static [EventSpec] {

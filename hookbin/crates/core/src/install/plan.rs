@@ -82,6 +82,9 @@ impl Plan {
         if let Action::NothingToDo { reason } = &self.action {
             let reason = capitalise(reason);
             out.push_str(&format!("{reason}: nothing to do.\n"));
+            for note in &self.notes {
+                out.push_str(&format!("Note: {note}\n"));
+            }
             return out;
         }
         if !self.remove.is_empty() {
