@@ -9,6 +9,11 @@
 //! | user-prompt-submit | the spool holds a count | one unread line when the count rose; Kimi Code also gets the preamble once |
 //! | session-end | as for stop | spools the end, starts the worker |
 //!
+//! Where a host differs (measured on the real hosts, see `Host`): Kimi Code shows SessionStart
+//! output to no one, so there session-start only records and the preamble rides on the first
+//! prompt; a resumed session (`source: resume`) of a host whose history keeps what our hooks
+//! said (Codex, Kimi Code) is recorded but told nothing again, or the model would read it twice.
+//!
 //! In a session Fabric launched, or a Claude Code background job, every hook is silent.
 
 use std::path::Path;
@@ -18,6 +23,7 @@ use crate::output::{self, AnswerEvent};
 use crate::texts;
 use companion_core::clock;
 use companion_core::detach;
+use companion_core::env_vars;
 use companion_core::hook_log::{self, Outcome};
 use companion_core::host::Host;
 use companion_core::hub::{self, FabricState};
@@ -167,7 +173,24 @@ fn session_start(paths: &Paths, host: Host, input: &HookInput) {
         spool::prune_stale(&paths.sessions_dir(), Some(session));
         briefing.detail.push("recorded");
     }
-    output::emit(host, AnswerEvent::SessionStart, &briefing.text);
+    let quiet_resume =
+        input.source.as_deref() == Some("resume") && host.history_keeps_hook_context();
+    if quiet_resume || !host.session_start_reaches_model() {
+        let said_before = !briefing.text.is_empty();
+        briefing.detail.retain(|d| *d == "recorded");
+        if quiet_resume && said_before {
+            // The resumed history already holds what we said; Kimi Code's next prompt must not
+            // bring the preamble again either.
+            if host == Host::Kimi
+                && let Some(session) = &session
+            {
+                let _ = Spool::new(&paths.sessions_dir(), session).claim_preamble_once();
+            }
+            briefing.detail.push("resumed-quiet");
+        }
+    } else {
+        output::emit(host, AnswerEvent::SessionStart, &briefing.text);
+    }
     if !briefing.detail.is_empty() {
         log(
             paths,
@@ -180,7 +203,16 @@ fn session_start(paths: &Paths, host: Host, input: &HookInput) {
 }
 
 fn record_session(paths: &Paths, host: Host, input: &HookInput, session: &SessionId) {
-    let host_process = process::host_process();
+    // Claude Code names its own pid (`CLAUDE_PID`): exact, and no walk up the process tree.
+    let named = match host {
+        Host::Claude => std::env::var(env_vars::CLAUDE_PID)
+            .ok()
+            .and_then(|pid| pid.trim().parse::<u32>().ok())
+            .filter(|pid| *pid > 1)
+            .and_then(process::process_info),
+        _ => None,
+    };
+    let host_process = named.or_else(process::host_process);
     let record = SessionRecord {
         host,
         project: input

@@ -93,17 +93,29 @@ fn session_start_finds_local_and_project_scopes() {
 }
 
 #[test]
-fn session_start_codex_and_kimi_get_plain_text() {
+fn session_start_codex_gets_plain_text_and_kimi_nothing() {
     let home = Home::new();
     home.fabric_running(&[]);
     home.register("codex");
     home.register("kimi");
-    for host in ["codex", "kimi"] {
-        let out = home.hook("session-start", host, &home.payload("s1", "SessionStart"));
-        let text = stdout(&out);
-        assert!(text.starts_with("Fabric is running"), "{host}: {text}");
-        assert!(serde_json::from_str::<serde_json::Value>(&text).is_err());
-    }
+    let out = home.hook(
+        "session-start",
+        "codex",
+        &home.payload("s1", "SessionStart"),
+    );
+    let text = stdout(&out);
+    assert!(text.starts_with("Fabric is running"), "{text}");
+    assert!(serde_json::from_str::<serde_json::Value>(&text).is_err());
+    // Kimi Code shows SessionStart output to no one: the preamble waits for the first prompt.
+    let out = home.hook("session-start", "kimi", &home.payload("k1", "SessionStart"));
+    assert!(out.status.success());
+    assert_eq!(stdout(&out), "");
+    let first = home.hook(
+        "user-prompt-submit",
+        "kimi",
+        &home.payload("k1", "UserPromptSubmit"),
+    );
+    assert!(stdout(&first).contains("fabric_whoami"));
     // Kimi's project-scope file counts too.
     let home = Home::new();
     home.fabric_running(&[]);
@@ -111,8 +123,112 @@ fn session_start_codex_and_kimi_get_plain_text() {
         &home.project().join(".kimi-code/mcp.json"),
         r#"{"mcpServers":{"fabric":{}}}"#,
     );
-    let out = home.hook("session-start", "kimi", &home.payload("s1", "SessionStart"));
+    let out = home.hook(
+        "user-prompt-submit",
+        "kimi",
+        &home.payload("s1", "UserPromptSubmit"),
+    );
     assert!(stdout(&out).contains("fabric_whoami"));
+}
+
+#[test]
+fn a_resumed_session_is_told_again_only_where_the_host_forgets() {
+    let home = Home::new();
+    home.fabric_running(SESSION_HOOKS);
+    for host in ["claude", "codex", "kimi"] {
+        home.register(host);
+    }
+    let with_source = |id: &str, source: &str| {
+        let mut payload: serde_json::Value =
+            serde_json::from_slice(&home.payload(id, "SessionStart")).unwrap();
+        payload["source"] = source.into();
+        payload.to_string().into_bytes()
+    };
+    let resume = |id: &str| with_source(id, "resume");
+    // Claude Code does not replay SessionStart context on --resume: it is said again.
+    let out = home.hook("session-start", "claude", &resume("c1"));
+    assert!(claude_context(&out, "SessionStart").contains("fabric_whoami"));
+    // Codex keeps it in the thread: recorded, nothing said.
+    let out = home.hook("session-start", "codex", &resume("x1"));
+    assert!(out.status.success());
+    assert_eq!(stdout(&out), "");
+    assert!(home.spool("x1").join("session.json").is_file());
+    assert!(
+        home.log_text().contains("resumed-quiet"),
+        "{}",
+        home.log_text()
+    );
+    // /clear wipes the context: said again.
+    let clear = with_source("x1", "clear");
+    assert!(stdout(&home.hook("session-start", "codex", &clear)).contains("fabric_whoami"));
+    // Kimi Code keeps the first prompt's text: a resumed session's prompt does not bring it.
+    let out = home.hook("session-start", "kimi", &resume("k9"));
+    assert_eq!(stdout(&out), "");
+    let prompt = home.hook(
+        "user-prompt-submit",
+        "kimi",
+        &home.payload("k9", "UserPromptSubmit"),
+    );
+    assert_eq!(stdout(&prompt), "");
+}
+
+#[test]
+fn claude_pid_names_the_host_process() {
+    let home = Home::new();
+    home.register("claude");
+    home.fabric_running(SESSION_HOOKS);
+    // A live process that is not our parent: only CLAUDE_PID can name it.
+    let mut host = std::process::Command::new("sleep")
+        .arg("30")
+        .spawn()
+        .unwrap();
+    let pid = host.id();
+    let out = home.hook_with(
+        "session-start",
+        "claude",
+        &home.payload("p1", "SessionStart"),
+        |command| {
+            command.env("CLAUDE_PID", pid.to_string());
+        },
+    );
+    assert!(out.status.success());
+    let record: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(home.spool("p1").join("session.json")).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(record["hostPid"], pid, "{record}");
+    // Another host ignores it (an inherited variable); a dead pid falls back to the walk.
+    home.register("codex");
+    let out = home.hook_with(
+        "session-start",
+        "codex",
+        &home.payload("p2", "SessionStart"),
+        |command| {
+            command.env("CLAUDE_PID", pid.to_string());
+        },
+    );
+    assert!(out.status.success());
+    let _ = host.kill();
+    let _ = host.wait();
+    let codex: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(home.spool("p2").join("session.json")).unwrap(),
+    )
+    .unwrap();
+    assert_ne!(codex["hostPid"], pid);
+    let out = home.hook_with(
+        "session-start",
+        "claude",
+        &home.payload("p3", "SessionStart"),
+        |command| {
+            command.env("CLAUDE_PID", pid.to_string());
+        },
+    );
+    assert!(out.status.success());
+    let walked: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(home.spool("p3").join("session.json")).unwrap(),
+    )
+    .unwrap();
+    assert_ne!(walked["hostPid"], pid, "a dead CLAUDE_PID is not the host");
 }
 
 #[test]
@@ -155,7 +271,16 @@ fn session_start_services_line_on_any_host_hidden_files_not_counted() {
     write(&services.join(".hidden.json"), "{}");
     write(&services.join("README.txt"), "x");
     for host in ["claude", "codex", "kimi"] {
-        let out = home.hook("session-start", host, &home.payload("s1", "SessionStart"));
+        // Kimi Code shows no SessionStart output: the line rides on the first prompt.
+        let out = if host == "kimi" {
+            home.hook(
+                "user-prompt-submit",
+                host,
+                &home.payload("s1", "UserPromptSubmit"),
+            )
+        } else {
+            home.hook("session-start", host, &home.payload("s1", "SessionStart"))
+        };
         let text = if host == "claude" {
             claude_context(&out, "SessionStart")
         } else {

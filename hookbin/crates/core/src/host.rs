@@ -1,6 +1,6 @@
 //! The agent hosts we serve (Claude Code, Codex, Kimi Code) and the few facts that differ
-//! between them: their names on our command line, Fabric's runner name, and how a hook's
-//! answer is shaped.
+//! between them: their names on our command line, Fabric's runner name, how a hook's answer is
+//! shaped, and what of it reaches the model (measured on the real hosts: `tests/real-hosts`).
 
 use serde::{Deserialize, Serialize};
 
@@ -56,6 +56,20 @@ impl Host {
     /// Whether the host takes `hookSpecificOutput` JSON (Claude Code) or plain text.
     pub fn wants_json_output(self) -> bool {
         matches!(self, Host::Claude)
+    }
+
+    /// Whether what a SessionStart hook prints reaches the model. Kimi Code shows it to no one,
+    /// so there the preamble rides on the first prompt instead.
+    pub fn session_start_reaches_model(self) -> bool {
+        !matches!(self, Host::Kimi)
+    }
+
+    /// Whether a session resumed in a new process still has the context our hooks gave it
+    /// before: Codex keeps SessionStart's text in the thread it resumes and Kimi Code keeps the
+    /// prompt's text (ours rides on it), so saying it again would double it. Claude Code does
+    /// not replay SessionStart context on `--resume`, so it needs it again.
+    pub fn history_keeps_hook_context(self) -> bool {
+        matches!(self, Host::Codex | Host::Kimi)
     }
 }
 
