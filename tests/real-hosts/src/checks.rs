@@ -83,6 +83,13 @@ macro_rules! host_tests {
         }
 
         #[test]
+        fn status_tells_the_host_version() {
+            if let Some(p) = program("status_tells_the_host_version") {
+                $crate::checks::status_tells_the_host_version(&p);
+            }
+        }
+
+        #[test]
         fn fabric_down_says_one_line() {
             if let Some(p) = program("fabric_down_says_one_line") {
                 $crate::checks::quiet(&p, $crate::scenario::Quiet::FabricDown);
@@ -496,6 +503,8 @@ pub fn codex_approval(program: &HostProgram) {
             hook.key
         );
     }
+    // The product's own reading of Codex's record (keys, hashes, verdicts) is Codex's.
+    product_agrees_with_codex(&home, &listed(&home), "waiting");
 
     let exec = |tag: &str| {
         let mut command = home.command(&home.program.path);
@@ -563,6 +572,7 @@ pub fn codex_approval(program: &HostProgram) {
             assert_eq!(entry["trustStatus"], "trusted", "{}", entry["key"]);
         }
     }
+    product_agrees_with_codex(&home, &listed(&home), "approved");
 
     let (thread, request) = exec("zqapproved");
     assert_eq!(
@@ -577,41 +587,260 @@ pub fn codex_approval(program: &HostProgram) {
     );
 }
 
+/// The product's verdict per hook of ours, from Codex's own record, against Codex's own
+/// listing (`hooks/list`): the same keys, the same hashes, the same standing; and `status
+/// --json` says `overall` for the host.
+fn product_agrees_with_codex(
+    home: &crate::home::TestHome,
+    listed: &[serde_json::Value],
+    overall: &str,
+) {
+    use companion_core::approval::{self, HookVerdict};
+    let codex_ours: Vec<&serde_json::Value> = listed
+        .iter()
+        .filter(|e| {
+            e["command"]
+                .as_str()
+                .is_some_and(companion_core::install::is_ours)
+        })
+        .collect();
+    let product = approval::read(companion_core::host::Host::Codex, &home.product_paths())
+        .expect("the product finds hooks of ours in hooks.json");
+    assert_eq!(
+        product.hooks.len(),
+        codex_ours.len(),
+        "hooks of ours: the product's {:?}, Codex's {:?}",
+        product.hooks,
+        codex_ours
+    );
+    for hook in &product.hooks {
+        let entry = codex_ours
+            .iter()
+            .find(|e| e["key"] == hook.key.as_str())
+            .unwrap_or_else(|| {
+                panic!(
+                    "Codex lists no hook under the product's key {}; it lists {:?}",
+                    hook.key,
+                    codex_ours.iter().map(|e| &e["key"]).collect::<Vec<_>>()
+                )
+            });
+        assert_eq!(
+            entry["currentHash"],
+            hook.hash.as_str(),
+            "Codex's hash of {} against the product's",
+            hook.key
+        );
+        let codex_says = if entry["enabled"] == false {
+            HookVerdict::TurnedOff
+        } else {
+            match entry["trustStatus"].as_str() {
+                Some("trusted") => HookVerdict::Approved,
+                Some("untrusted") => HookVerdict::Waiting,
+                Some("modified") => HookVerdict::Changed,
+                other => panic!("Codex's trust status {other:?} for {}", hook.key),
+            }
+        };
+        assert_eq!(hook.verdict, codex_says, "{} ({entry})", hook.key);
+    }
+    let status = crate::install::status_json(home);
+    let codex = status["hosts"]
+        .as_array()
+        .and_then(|hosts| hosts.iter().find(|h| h["host"] == "codex"))
+        .expect("status lists Codex");
+    assert_eq!(
+        codex["approval"]["state"], overall,
+        "status --json's approval: {}",
+        codex["approval"]
+    );
+}
+
 /// Codex: `status` and the dry run say what is left to do while Codex waits for the person's
-/// approval, read from Codex's own record, and stop saying it once Codex has it.
+/// approval, read from Codex's own record, and stop saying it once Codex has it; a group the
+/// person puts before ours voids the approval (Codex keys it by place), and `status` says so.
 pub fn codex_status_tells_what_is_left(program: &HostProgram) {
+    use crate::codex_trust::AppServer;
     assert_eq!(program.host, Host::Codex);
     let home = crate::home::TestHome::new(&scenario::base_dir(), program, "http://127.0.0.1:9");
     home.register_fabric();
     home.fabric_running();
     crate::install::install_hooks(&home);
-    let dry_run = || {
-        let output = home
-            .command(&home.stable_binary())
-            .args(["install-host-hooks", "--host", "codex"])
-            .output()
-            .expect("fabric-session runs");
-        String::from_utf8_lossy(&output.stdout).into_owned()
+    let listed = |home: &crate::home::TestHome| {
+        let mut server = AppServer::start(home).expect("codex app-server starts");
+        let hooks = server.hooks(&home.project).expect("hooks/list answers");
+        server.stop().expect("codex app-server stops");
+        hooks
     };
     const WAITING: &str = "waiting for your approval";
     let status = crate::install::status_text(&home);
     assert!(
-        status.contains(WAITING) && status.contains("/hooks"),
+        status.contains(&format!("{WAITING} in Codex: run /hooks")),
         "`status` should say Codex waits for the person's approval in /hooks:\n{status}"
     );
-    let again = dry_run();
+    let again = crate::install::dry_run(&home);
     assert!(
-        again.contains(WAITING),
+        again.contains(WAITING) && again.contains("/hooks"),
         "a dry run after the install should say what is left to do:\n{again}"
     );
+    product_agrees_with_codex(&home, &listed(&home), "waiting");
+
     crate::codex_trust::grant_ours(&home, |c| {
         c.contains("fabric-session") && c.contains(" hook ")
     })
     .expect("approval through codex app-server");
     let status = crate::install::status_text(&home);
     assert!(
-        !status.contains(WAITING),
-        "`status` still says it waits after Codex recorded the approval:\n{status}"
+        !status.contains(WAITING) && status.contains("approved in Codex"),
+        "`status` after Codex recorded the approval:\n{status}"
     );
-    assert!(!dry_run().contains(WAITING));
+    assert!(!crate::install::dry_run(&home).contains(WAITING));
+    product_agrees_with_codex(&home, &listed(&home), "approved");
+
+    // The person adds a hook of their own in front of ours (by hand, at the top of Stop).
+    let hooks_json = home.codex_home().join("hooks.json");
+    let mut doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&hooks_json).expect("hooks.json"))
+            .expect("hooks.json is JSON");
+    doc["hooks"]["Stop"]
+        .as_array_mut()
+        .expect("Stop holds our group")
+        .insert(
+            0,
+            serde_json::json!({"hooks": [{"type": "command", "command": "true", "timeout": 5}]}),
+        );
+    std::fs::write(
+        &hooks_json,
+        serde_json::to_string_pretty(&doc).expect("JSON"),
+    )
+    .expect("hooks.json written");
+    let status = crate::install::status_text(&home);
+    assert!(
+        status.contains(&format!("{WAITING} in Codex: run /hooks (Stop)"))
+            && status.contains("added before ours in hooks.json"),
+        "`status` should say the Stop hook waits again, and why:\n{status}"
+    );
+    product_agrees_with_codex(&home, &listed(&home), "waiting");
+}
+
+/// An upgrade of our binary (the tray replacing the stable copy's content) keeps the hook
+/// commands byte for byte, so Codex's approval survives and the hooks go on running.
+pub fn an_upgrade_keeps_codex_s_approval(program: &HostProgram) {
+    use crate::codex_trust::AppServer;
+    use crate::sessions::run_with_deadline;
+    use std::time::Duration;
+
+    assert_eq!(program.host, Host::Codex);
+    let stand_in = model_stand_in::StandIn::start(model_stand_in::Options {
+        reply: scenario::REPLY.to_owned(),
+        log_file: None,
+    })
+    .expect("the model stand-in starts");
+    let home = crate::home::TestHome::new(&scenario::base_dir(), program, &stand_in.url());
+    home.register_fabric();
+    home.fabric_running();
+    crate::install::install_hooks(&home);
+    crate::codex_trust::grant_ours(&home, |c| {
+        c.contains("fabric-session") && c.contains(" hook ")
+    })
+    .expect("approval through codex app-server");
+    let hooks_json = home.codex_home().join("hooks.json");
+    let before = std::fs::read(&hooks_json).expect("hooks.json");
+
+    // The new version: another binary (this one with bytes appended, still runnable).
+    let upgraded = home.home.join("fabric-session-next");
+    let mut bytes = std::fs::read(crate::binaries::fabric_session()).expect("the binary");
+    bytes.extend_from_slice(b"\0next version\0");
+    std::fs::write(&upgraded, bytes).expect("the new version");
+    assert_eq!(
+        crate::install::update_stable_copy(&home, &upgraded),
+        companion_core::stable_binary::CopyOutcome::Updated
+    );
+    assert_eq!(
+        std::fs::read(home.stable_binary()).expect("the stable copy"),
+        std::fs::read(&upgraded).expect("the new version"),
+    );
+    assert_eq!(
+        std::fs::read(&hooks_json).expect("hooks.json"),
+        before,
+        "the upgrade touched hooks.json"
+    );
+    let dry = crate::install::dry_run(&home);
+    assert!(
+        dry.contains("Already installed") && dry.contains("approved in Codex"),
+        "the dry run after an upgrade:\n{dry}"
+    );
+    let mut server = AppServer::start(&home).expect("codex app-server starts");
+    let listed = server.hooks(&home.project).expect("hooks/list answers");
+    server.stop().expect("codex app-server stops");
+    product_agrees_with_codex(&home, &listed, "approved");
+
+    // And the upgraded hooks run: the preamble reaches the model.
+    let mut command = home.command(&home.program.path);
+    command.args([
+        "exec",
+        "--json",
+        "--skip-git-repo-check",
+        "Please reply. Reference: zqupgraded.",
+    ]);
+    let ran = run_with_deadline(command, Duration::from_secs(180), "codex exec")
+        .expect("codex exec runs");
+    assert_eq!(ran.status, Some(0), "{}\n{}", ran.stdout, ran.stderr);
+    // Our hooks make Codex warn about nothing (a SessionEnd timeout over its 3 s cap would)
+    // and none of them fails.
+    for line in ran.stderr.lines().chain(ran.stdout.lines()) {
+        assert!(
+            !(line.contains("clamping") || line.contains("hook: ") && line.contains("Failed")),
+            "Codex said {line:?}"
+        );
+    }
+    let request = findings::turn_request(&stand_in.requests(), 0, "/v1/responses", "zqupgraded")
+        .expect("the turn reached the model");
+    assert_eq!(
+        request.count(&texts().preamble),
+        1,
+        "the upgraded hook's preamble"
+    );
+}
+
+/// `status` reads the host's version from the files beside its program (never running it), and
+/// it is the version this suite pins.
+pub fn status_tells_the_host_version(program: &HostProgram) {
+    let home = crate::home::TestHome::new(&scenario::base_dir(), program, "http://127.0.0.1:9");
+    crate::install::place_stable_copy(&home);
+    let status = crate::install::status_json(&home);
+    let host = status["hosts"]
+        .as_array()
+        .and_then(|hosts| hosts.iter().find(|h| h["host"] == program.host.cli_name()))
+        .expect("status lists the host");
+    let version = &host["hostVersion"];
+    let pinned = program.host.pinned_version();
+    assert_eq!(version["installed"], pinned.as_str(), "{version}");
+    assert!(
+        program.version.contains(&pinned),
+        "{} --version says {:?}",
+        program.host,
+        program.version
+    );
+    assert_eq!(version["tested"], pinned.as_str(), "{version}");
+    assert_eq!(version["olderThanTested"], false, "{version}");
+    let text = crate::install::status_text(&home);
+    assert!(
+        text.contains(&format!("{} {pinned}:", program.host.display_name())),
+        "{text}"
+    );
+}
+
+/// Claude Code: the session is recorded with Claude Code's own process (it names it in
+/// `CLAUDE_PID`), the one the tray and `status` watch to tell a live session.
+pub fn the_session_is_recorded_with_the_host_s_pid(program: &HostProgram) {
+    let facts = main(program);
+    let expected = facts
+        .session
+        .host_pid
+        .expect("the session has a host process of its own");
+    assert_eq!(
+        facts.session.recorded_host_pid,
+        Some(u64::from(expected)),
+        "the host pid in our spool ({})",
+        describe(&facts.session)
+    );
 }

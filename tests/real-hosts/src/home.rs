@@ -153,6 +153,20 @@ impl TestHome {
         self.home.join(".kimi-code")
     }
 
+    /// The product's own idea of where things are, for this HOME (Linux layout; the test
+    /// process has no `CODEX_HOME`, `KIMI_CODE_HOME` or `CLAUDE_CONFIG_DIR` of its own).
+    pub fn product_paths(&self) -> companion_core::paths::Paths {
+        let fabric_dir = self.fabric_dir();
+        companion_core::paths::Paths {
+            home: self.home.clone(),
+            services_dir: fabric_dir.join("services"),
+            fabric_dir,
+            cache_dir: self.cache_dir(),
+            data_dir: self.xdg_data().join("fabric-companion"),
+            config_dir: self.xdg_config().join("fabric-companion"),
+        }
+    }
+
     /// The environment every process in this HOME runs with (nothing inherited).
     pub fn env(&self) -> Vec<(String, String)> {
         let mut env = vec![

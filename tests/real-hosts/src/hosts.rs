@@ -104,11 +104,15 @@ pub struct HostProgram {
 }
 
 impl HostProgram {
-    /// The PATH the host runs with: its Node (when it has one), then the system's folders.
+    /// The PATH the host runs with: its Node (when it has one), the folder of its program
+    /// (as a person's PATH has it, so `status` finds it), then the system's folders.
     pub fn path_var(&self) -> String {
         let mut parts = Vec::new();
         if let Some(node) = &self.node_bin {
             parts.push(node.to_string_lossy().into_owned());
+        }
+        if let Some(dir) = self.path.parent() {
+            parts.push(dir.to_string_lossy().into_owned());
         }
         parts.extend(
             ["/usr/local/bin", "/usr/bin", "/bin"]
@@ -230,4 +234,26 @@ pub fn require(host: Host, test: &str) -> Option<HostProgram> {
 /// A path as text for config files and arguments.
 pub fn text(path: &Path) -> String {
     path.to_string_lossy().into_owned()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The product warns when a host is older than the version it was tested with: that
+    /// version is the one this suite pins.
+    #[test]
+    fn the_product_s_tested_versions_are_the_pinned_ones() {
+        for (host, product) in [
+            (Host::Claude, companion_core::host::Host::Claude),
+            (Host::Codex, companion_core::host::Host::Codex),
+            (Host::Kimi, companion_core::host::Host::Kimi),
+        ] {
+            assert_eq!(
+                companion_core::host_version::tested(product),
+                host.pinned_version(),
+                "{host}: companion_core::host_version::TESTED and versions.env differ"
+            );
+        }
+    }
 }

@@ -1,9 +1,13 @@
 //! Our hooks wired into a host exactly as a person does it: the desktop app's stable copy of
-//! `fabric-session` in place (what the app does at its first start), then
+//! `fabric-session` in place (the tray's own `stable_binary::ensure_copy`, as at its first
+//! start), then
 //! `fabric-session install-host-hooks --host <h>` (a dry run), then the exact apply command
 //! the dry run printed, run through the shell as pasted.
 
+use std::path::Path;
 use std::process::Output;
+
+use companion_core::stable_binary::{self, CopyOutcome};
 
 use crate::binaries;
 use crate::home::TestHome;
@@ -27,19 +31,23 @@ fn text(output: &Output) -> String {
     )
 }
 
-/// Puts the stable copy of `fabric-session` where the desktop app keeps it (mode 0755).
-pub fn place_stable_copy(home: &TestHome) {
+/// Puts the stable copy of `fabric-session` where the desktop app keeps it, with the very
+/// function the tray runs at its first start and after every upgrade.
+pub fn place_stable_copy(home: &TestHome) -> CopyOutcome {
+    update_stable_copy(home, &binaries::fabric_session())
+}
+
+/// What the tray does when the app is upgraded: the stable copy takes `source`'s content, in
+/// place (only when it differs).
+pub fn update_stable_copy(home: &TestHome, source: &Path) -> CopyOutcome {
     let stable = home.stable_binary();
-    std::fs::create_dir_all(stable.parent().expect("the stable copy has a folder"))
-        .expect("the stable copy's folder");
-    std::fs::copy(binaries::fabric_session(), &stable)
-        .unwrap_or_else(|e| panic!("cannot copy fabric-session to {}: {e}", stable.display()));
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::PermissionsExt;
-        std::fs::set_permissions(&stable, std::fs::Permissions::from_mode(0o755))
-            .expect("the stable copy is executable");
-    }
+    assert_eq!(
+        stable,
+        home.product_paths().stable_binary(),
+        "the suite's stable path is the product's"
+    );
+    stable_binary::ensure_copy(source, &stable)
+        .unwrap_or_else(|e| panic!("cannot copy fabric-session to {}: {e}", stable.display()))
 }
 
 /// The dry run, then the printed apply command. Panics (with both outputs) when either fails
@@ -82,6 +90,28 @@ pub fn status_text(home: &TestHome) -> String {
     let output = home
         .command(&home.stable_binary())
         .arg("status")
+        .output()
+        .expect("fabric-session runs");
+    text(&output)
+}
+
+/// `fabric-session status --json` in this HOME.
+pub fn status_json(home: &TestHome) -> serde_json::Value {
+    let output = home
+        .command(&home.stable_binary())
+        .args(["status", "--json"])
+        .output()
+        .expect("fabric-session runs");
+    assert!(output.status.success(), "status --json failed: {output:?}");
+    serde_json::from_slice(&output.stdout)
+        .unwrap_or_else(|e| panic!("status --json is not JSON ({e}): {output:?}"))
+}
+
+/// The dry run `install-host-hooks --host <h>` prints now.
+pub fn dry_run(home: &TestHome) -> String {
+    let output = home
+        .command(&home.stable_binary())
+        .args(["install-host-hooks", "--host", home.host().cli_name()])
         .output()
         .expect("fabric-session runs");
     text(&output)

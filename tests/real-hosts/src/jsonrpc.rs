@@ -67,6 +67,11 @@ impl LineChild {
     }
 
     /// Writes one line to the child's stdin.
+    /// The process id.
+    pub fn id(&self) -> u32 {
+        self.child.id()
+    }
+
     pub fn send_line(&mut self, line: &str) -> Result<(), String> {
         let stdin = self
             .stdin

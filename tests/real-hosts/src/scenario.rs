@@ -156,6 +156,10 @@ pub struct SessionFacts {
     pub notes: Vec<String>,
     /// The unread count in our spool after each turn (when the worker reported).
     pub board_after_turn: Vec<Option<u64>>,
+    /// The host process we started, when the session has one ([`sessions::Session::host_pid`]),
+    /// and the host pid our spool recorded after the first turn.
+    pub host_pid: Option<u32>,
+    pub recorded_host_pid: Option<u64>,
 }
 
 /// Everything about the main session.
@@ -250,6 +254,8 @@ fn run_session(
     let mut facts = Vec::new();
     let mut boards = Vec::new();
     let mut session = sessions::start_with(home, route)?;
+    let host_pid = session.host_pid();
+    let mut recorded_host_pid = None;
     let start_time = session.start_time();
     let mut wall = start_time;
     for turn in 0..turns {
@@ -265,6 +271,12 @@ fn run_session(
             request,
         });
         let id = session.session_id().unwrap_or_default();
+        if turn == 0 {
+            recorded_host_pid = std::fs::read_to_string(home.spool(&id).join("session.json"))
+                .ok()
+                .and_then(|text| serde_json::from_str::<Value>(&text).ok())
+                .and_then(|record| record["hostPid"].as_u64());
+        }
         boards.push(if turn + 1 < turns {
             between(turn, &id, &mut notes)
         } else {
@@ -289,6 +301,8 @@ fn run_session(
         end_time: elapsed,
         notes,
         board_after_turn: boards,
+        host_pid,
+        recorded_host_pid,
     })
 }
 

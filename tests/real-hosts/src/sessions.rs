@@ -58,6 +58,10 @@ pub trait Session {
     fn start_time(&self) -> Duration;
     fn turn(&mut self, prompt: &str) -> Result<Turn, String>;
     fn finish(self: Box<Self>) -> Result<Finished, String>;
+    /// The host's own process, when the session has one we started directly.
+    fn host_pid(&self) -> Option<u32> {
+        None
+    }
 }
 
 /// How a session is driven.
@@ -138,6 +142,10 @@ impl ClaudeSession {
 impl Session for ClaudeSession {
     fn session_id(&self) -> Option<String> {
         self.session_id.clone()
+    }
+    fn host_pid(&self) -> Option<u32> {
+        // `node_modules/.bin/claude` links to the native program: the child is Claude Code.
+        Some(self.child.id())
     }
     fn start_time(&self) -> Duration {
         self.started

@@ -3,3 +3,10 @@
 //! `tests/real-hosts/run.sh` to install the pinned version and run them for real.
 
 real_hosts::host_tests!(real_hosts::Host::Claude);
+
+#[test]
+fn the_session_is_recorded_with_claude_code_s_own_pid() {
+    if let Some(p) = program("the_session_is_recorded_with_claude_code_s_own_pid") {
+        real_hosts::checks::the_session_is_recorded_with_the_host_s_pid(&p);
+    }
+}

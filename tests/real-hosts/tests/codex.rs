@@ -17,3 +17,10 @@ fn status_says_what_is_left_to_approve() {
         real_hosts::checks::codex_status_tells_what_is_left(&p);
     }
 }
+
+#[test]
+fn an_upgrade_of_our_binary_keeps_codex_s_approval() {
+    if let Some(p) = program("an_upgrade_of_our_binary_keeps_codex_s_approval") {
+        real_hosts::checks::an_upgrade_keeps_codex_s_approval(&p);
+    }
+}
