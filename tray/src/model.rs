@@ -8,7 +8,9 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
+use companion_core::approval::Approval;
 use companion_core::host::Host;
+use companion_core::status::HostVersionStatus;
 
 /// At most one notification a minute per session.
 pub const RATE_LIMIT_SECS: u64 = 60;
@@ -30,12 +32,49 @@ pub struct HostView {
     /// The library's hook state word: `installed`, `not-installed`, `stale`, `incomplete`,
     /// `unreadable`.
     pub hooks: String,
+    /// Whether the host runs our hooks, from its own record of the person's approval (`None`:
+    /// none of ours in its config).
+    pub approval: Option<Approval>,
+    /// The host's version against the one our hooks were tested with.
+    pub version: HostVersionStatus,
 }
 
 impl HostView {
-    /// Whether this host is wired to Fabric: `fabric` registered and our hooks in place.
+    /// Whether this host is wired to Fabric: `fabric` registered, our hooks in place, and the
+    /// host willing to run them (approved, where it asks).
     pub fn wired(&self) -> bool {
-        self.registered && matches!(self.hooks.as_str(), "installed" | "incomplete")
+        self.registered
+            && matches!(self.hooks.as_str(), "installed" | "incomplete")
+            && self.approval.as_ref().is_none_or(Approval::runs)
+    }
+
+    /// The host's menu line: its name and version, our hooks, what is left to approve, and a
+    /// version older than the tested one.
+    fn line(&self, hooks_word: &str) -> String {
+        let mut name = self.name.clone();
+        if let Some(version) = &self.version.installed {
+            name.push(' ');
+            name.push_str(version);
+            if self.version.older_than_tested {
+                name.push_str(&format!(" (older than tested {})", self.version.tested));
+            }
+        }
+        let left = self
+            .approval
+            .as_ref()
+            .filter(|a| !a.runs())
+            .and_then(|a| a.describe(self.host))
+            .map(|text| format!(", {text}"))
+            .unwrap_or_default();
+        let registered = if self.registered {
+            ""
+        } else {
+            " (fabric not registered)"
+        };
+        format!(
+            "{name}: {}{left}{registered} · {hooks_word}",
+            host_hooks_words(&self.hooks)
+        )
     }
 }
 
@@ -248,16 +287,7 @@ pub fn menu_lines(snapshot: &Snapshot) -> Vec<MenuLine> {
         "Session hooks inert"
     };
     for host in &snapshot.hosts {
-        let registered = if host.registered {
-            ""
-        } else {
-            " (fabric not registered)"
-        };
-        lines.push(MenuLine::Info(format!(
-            "{}: {}{registered} · {hooks_word}",
-            host.name,
-            host_hooks_words(&host.hooks)
-        )));
+        lines.push(MenuLine::Info(host.line(hooks_word)));
     }
     lines.push(MenuLine::Separator);
     lines.push(MenuLine::Submenu {
@@ -425,7 +455,44 @@ mod tests {
             name: host.display_name().into(),
             registered,
             hooks: hooks.into(),
+            approval: None,
+            version: HostVersionStatus {
+                installed: None,
+                tested: companion_core::host_version::tested(host),
+                older_than_tested: false,
+                program: None,
+            },
         }
+    }
+
+    #[test]
+    fn a_host_waiting_for_approval_says_what_is_left_and_is_not_wired() {
+        let mut snap = snapshot(vec![]);
+        snap.hosts[1] = host(Host::Codex, true, "installed");
+        snap.hosts[1].approval = Some(Approval::Waiting {
+            events: vec!["SessionStart".into(), "Stop".into()],
+            approved_elsewhere: false,
+        });
+        snap.hosts[1].version.installed = Some("0.160.0".into());
+        snap.hosts[1].version.older_than_tested = true;
+        assert!(!snap.hosts[1].wired());
+        let lines = menu_lines(&snap);
+        assert!(
+            lines.contains(&MenuLine::Info(
+                "Codex 0.160.0 (older than tested 0.169.0): hooks installed, waiting for your approval in Codex: run /hooks (SessionStart, Stop) · Session hooks active"
+                    .into()
+            )),
+            "{lines:?}"
+        );
+        snap.hosts[1].approval = Some(Approval::Approved);
+        assert!(snap.hosts[1].wired());
+        snap.hosts[1].version.older_than_tested = false;
+        assert!(menu_lines(&snap).contains(&MenuLine::Info(
+            "Codex 0.160.0: hooks installed · Session hooks active".into()
+        )));
+        // Claude Code and Kimi Code need no approval.
+        snap.hosts[0].approval = Some(Approval::NotNeeded);
+        assert!(snap.hosts[0].wired());
     }
 
     fn session(id: &str, unread: Option<u64>, in_turn: bool) -> SessionView {

@@ -218,6 +218,10 @@ fn watch_targets(paths: &Paths) -> Vec<watcher::Target> {
         target(&paths.fabric_dir, false),
         target(&paths.services_dir, false),
         target(&paths.config_dir, false),
+        // The hosts' own folders: a hook installed or removed, Codex's record of an approval.
+        target(&paths.claude_dir(), false),
+        target(&paths.codex_home(), false),
+        target(&paths.kimi_home(), false),
     ]
 }
 

@@ -43,6 +43,8 @@ pub fn reduce(status: &Status, settings: &Settings, recent_failure: bool, now: i
             name: h.name.to_string(),
             registered: h.fabric_registered,
             hooks: h.hooks.state.to_string(),
+            approval: h.approval.as_ref().map(|a| a.record.approval.clone()),
+            version: h.host_version.clone(),
         })
         .collect();
     let sessions = status

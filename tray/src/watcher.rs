@@ -1,6 +1,6 @@
 //! File events, no polling: the `notify` crate watches our cache folder (spools, `board.json`,
-//! `hooks.log`; recursively), Fabric's folder (`hub.json`), its `services/` folder and the
-//! settings folder. A burst of events becomes one call of `on_change` once the folder has been
+//! `hooks.log`; recursively), Fabric's folder (`hub.json`), its `services/` folder, the
+//! settings folder and the hosts' config folders (hooks installed, Codex's approvals). A burst of events becomes one call of `on_change` once the folder has been
 //! quiet for [`DEBOUNCE`] (at most [`MAX_DELAY`] after the first event).
 //!
 //! A folder that does not exist yet (Fabric never ran) is waited for by watching its nearest

@@ -26,12 +26,43 @@ export interface HookSummary {
   description: string;
 }
 
+export type ApprovalState = 'not-needed' | 'approved' | 'waiting' | 'changed' | 'turned-off' | 'hooks-off' | 'unknown';
+
+export interface HookApproval {
+  event: string;
+  key: string;
+  hash: string;
+  verdict: 'approved' | 'waiting' | 'changed' | 'turned-off';
+  approvedElsewhere: boolean;
+}
+
+/** The host's own record of the person's approval of our hooks (Codex asks; the others do not). */
+export interface ApprovalSummary {
+  state: ApprovalState;
+  events?: string[];
+  approvedElsewhere?: boolean;
+  cause?: 'feature-off';
+  reason?: string;
+  hooks: HookApproval[];
+  /** What is left to do, in words; absent when the host needs no approval. */
+  description?: string;
+}
+
+export interface HostVersion {
+  installed: string | null;
+  tested: string;
+  olderThanTested: boolean;
+  program?: string;
+}
+
 export interface HostStatus {
   host: HostId;
   name: string;
   fabricRegistered: boolean;
   scopes: Array<'user' | 'local' | 'project'>;
   hooks: HookSummary;
+  approval?: ApprovalSummary;
+  hostVersion: HostVersion;
 }
 
 export interface FabricStatus {

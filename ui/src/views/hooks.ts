@@ -1,14 +1,25 @@
-// Hooks: per host, whether `fabric` is registered and whether our hooks are installed.
+// Hooks: per host, whether `fabric` is registered, whether our hooks are installed, whether the
+// host runs them (Codex: the person's approval, read from Codex's own record) and its version.
 // Install / Remove first show the library's plan (file, current digest, the entries, a diff)
 // and apply only after the person confirms, with the plan's digest, so a file that changed in
 // between is refused and left untouched.
 
 import { errorText, type Api } from '../api';
 import { badge, h, patchChildren } from '../dom';
-import type { HostStatus, Operation, PlanView, StatusView } from '../types';
+import type { ApprovalState, HostStatus, Operation, PlanView, StatusView } from '../types';
 
 const CODEX_TRUST =
-  'Codex runs a new or changed hook only after you trust it in /hooks, and asks again whenever the command changes.';
+  'Codex runs a hook only after you approve it in /hooks, and asks again whenever its command or its place in hooks.json changes.';
+
+const APPROVAL_TONE: Record<ApprovalState, 'good' | 'warn' | 'bad' | 'neutral'> = {
+  'not-needed': 'neutral',
+  approved: 'good',
+  waiting: 'warn',
+  changed: 'warn',
+  'turned-off': 'bad',
+  'hooks-off': 'bad',
+  unknown: 'neutral',
+};
 
 const STATE_TONE: Record<string, 'good' | 'warn' | 'bad' | 'neutral'> = {
   installed: 'good',
@@ -69,12 +80,22 @@ export class HooksView {
           badge(host.hooks.state, STATE_TONE[host.hooks.state] ?? 'neutral'),
           host.hooks.state === 'installed' ? ' current' : '',
         ),
+        ...approvalFacts(host),
+        h('dt', {}, 'Version'),
+        versionFact(host),
         h('dt', {}, 'Config file'),
         h('dd', { class: 'path' }, file),
         host.hooks.commandPath ? h('dt', {}, 'Runs') : null,
         host.hooks.commandPath ? h('dd', { class: 'path' }, host.hooks.commandPath) : null,
       ),
       h('p', { class: 'small' }, host.hooks.description),
+      host.hostVersion.olderThanTested
+        ? h(
+            'p',
+            { class: 'warning small', 'data-fact': 'version-warning' },
+            `${host.name} ${host.hostVersion.installed ?? ''} is older than ${host.hostVersion.tested}, the version these hooks were tested with: update it.`,
+          )
+        : null,
       host.host === 'codex' ? h('p', { class: 'caveat small', 'data-fact': 'trust' }, CODEX_TRUST) : null,
       h(
         'div',
@@ -216,6 +237,32 @@ export class HooksView {
     );
     title.focus();
   }
+}
+
+/** The host's approval of our hooks, when it asks for one and ours are there. */
+function approvalFacts(host: HostStatus): HTMLElement[] {
+  const approval = host.approval;
+  if (!approval || approval.state === 'not-needed') return [];
+  return [
+    h('dt', {}, 'Approval'),
+    h(
+      'dd',
+      { 'data-fact': 'approval' },
+      badge(approval.state, APPROVAL_TONE[approval.state]),
+      approval.description ? ` ${approval.description}` : '',
+    ),
+  ];
+}
+
+function versionFact(host: HostStatus): HTMLElement {
+  const version = host.hostVersion;
+  const installed = version.installed ?? 'unknown';
+  return h(
+    'dd',
+    { 'data-fact': 'version' },
+    version.olderThanTested ? badge(installed, 'warn') : installed,
+    ` (tested with ${version.tested})`,
+  );
 }
 
 function fileName(path: string): string {

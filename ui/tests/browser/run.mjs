@@ -92,7 +92,7 @@ test('dark mode follows the OS', async () => {
 test('hooks: install shows the diff and applies only after confirming', async () => {
   const { page } = await open();
   await page.click('#tab-hooks');
-  assert.match(await page.textContent('[data-host="codex"] [data-fact="trust"]'), /trust it in \/hooks/);
+  assert.match(await page.textContent('[data-host="codex"] [data-fact="trust"]'), /approve it in \/hooks/);
   assert.match(await page.textContent('[data-host="kimi"] [data-fact="hook-state"]'), /stale/);
   await page.click('[data-host="codex"] [data-action="install"]');
   await page.waitForSelector('[data-fact="diff"]');

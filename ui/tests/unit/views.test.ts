@@ -80,8 +80,38 @@ describe('hooks', () => {
     };
     const view = new HooksView(root, api);
     view.bind();
-    view.update(statusFixture());
+    const status = statusFixture();
+    const codex = status.status.hosts[1]!;
+    expect(codex.host).toBe('codex');
+    view.update(status);
+    expect(root.querySelector('[data-host="codex"] [data-fact="approval"]')).toBeNull();
+    codex.hooks = {
+      state: 'installed',
+      commandPath: '/opt/fabric-session',
+      description: 'installed (/opt/fabric-session)',
+    };
+    codex.approval = {
+      state: 'waiting',
+      events: ['SessionStart', 'UserPromptSubmit', 'Stop', 'SessionEnd'],
+      approvedElsewhere: false,
+      hooks: [],
+      description: 'waiting for your approval in Codex: run /hooks',
+    };
+    view.update(status);
     expect(root.querySelector('[data-host="codex"] [data-fact="trust"]')).not.toBeNull();
+    expect(root.querySelector('[data-host="codex"] [data-fact="approval"]')!.textContent).toBe(
+      'waiting waiting for your approval in Codex: run /hooks',
+    );
+    expect(root.querySelector('[data-host="claude"] [data-fact="approval"]')).toBeNull();
+    expect(root.querySelector('[data-host="codex"] [data-fact="version"]')!.textContent).toBe(
+      '0.160.0 (tested with 0.169.0)',
+    );
+    expect(root.querySelector('[data-host="codex"] [data-fact="version-warning"]')!.textContent).toContain(
+      'older than 0.169.0',
+    );
+    expect(root.querySelector('[data-host="kimi"] [data-fact="version"]')!.textContent).toBe(
+      'unknown (tested with 2.1.0)',
+    );
     (root.querySelector('[data-host="codex"] [data-action="install"]') as HTMLButtonElement).click();
     await vi.waitFor(() => expect(root.querySelector('[data-fact="diff"]')).not.toBeNull());
     expect(api.planHooks).toHaveBeenCalledWith('codex', 'install');
