@@ -908,6 +908,25 @@ fn host_specific_warnings() {
         "config.toml untouched"
     );
 
+    // Codex: taking ours out moves a hook of the person's that came after it.
+    let hooks_json = sandbox.config("codex");
+    let ours = fs::read_to_string(&hooks_json).unwrap();
+    let mut doc: Value = serde_json::from_str(&ours).unwrap();
+    doc["hooks"]["Stop"]
+        .as_array_mut()
+        .unwrap()
+        .push(serde_json::json!({"hooks": [{"type": "command", "command": "notify-send done"}]}));
+    fs::write(&hooks_json, serde_json::to_string_pretty(&doc).unwrap()).unwrap();
+    let run = sandbox.install("codex", &["--remove"]);
+    run.ok();
+    assert!(
+        run.stdout.contains(
+            "Warning: taking our entry out moves 1 hook that is not ours to another place in hooks.json"
+        ),
+        "{}",
+        run.stdout
+    );
+
     // Claude Code: our plugin enabled too, and hooks turned off.
     set_up(
         &sandbox,

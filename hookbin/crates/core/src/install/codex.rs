@@ -63,3 +63,23 @@ pub(crate) fn warnings(paths: &Paths) -> Vec<String> {
         _ => Vec::new(),
     }
 }
+
+/// A warning when the edit moves hooks that are not ours to another place in `hooks.json`:
+/// Codex ties an approval to the place, so it will ask for them again.
+pub(crate) fn moved_warning(moved: usize) -> Option<String> {
+    (moved > 0).then(|| {
+        let (what, them) = if moved == 1 {
+            ("1 hook that is not ours", "it")
+        } else {
+            ("hooks that are not ours", "them")
+        };
+        let what = if moved == 1 {
+            what.to_string()
+        } else {
+            format!("{moved} {what}")
+        };
+        format!(
+            "taking our entry out moves {what} to another place in hooks.json: Codex ties an approval to the place, so it will ask you to approve {them} again in /hooks."
+        )
+    })
+}

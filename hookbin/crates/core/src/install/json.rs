@@ -205,6 +205,64 @@ pub(crate) fn entries_text(entries: &[Entry]) -> String {
     render(&root, &Style::default())
 }
 
+/// How many hooks not ours change place (their group's index in its event, or their index in
+/// their group) from `before` to `after`: Codex ties an approval to that place. Ours are
+/// always added after the groups already there, so only taking one of ours out (a removal, or
+/// a re-pointed entry) can move others.
+pub(crate) fn moved_hooks_not_ours(before: Option<&str>, after: &str) -> usize {
+    let places = |text: &str| -> Vec<(String, usize, usize)> {
+        let body = text.strip_prefix('\u{feff}').unwrap_or(text);
+        let Ok(Value::Object(root)) = serde_json::from_str::<Value>(body) else {
+            return Vec::new();
+        };
+        let mut found = Vec::new();
+        let Some(Value::Object(hooks)) = root.get("hooks") else {
+            return found;
+        };
+        for (event, groups) in hooks {
+            for (g, group) in groups.as_array().into_iter().flatten().enumerate() {
+                let handlers = group.get("hooks").and_then(Value::as_array);
+                for (h, hook) in handlers.into_iter().flatten().enumerate() {
+                    let ours = hook
+                        .get("command")
+                        .and_then(Value::as_str)
+                        .is_some_and(command::is_ours);
+                    if !ours {
+                        found.push((event.clone(), g, h));
+                    }
+                }
+            }
+        }
+        found
+    };
+    let (Some(before), after) = (before.map(places), places(after)) else {
+        return 0;
+    };
+    let mut after_by_event: std::collections::BTreeMap<&str, Vec<(usize, usize)>> =
+        std::collections::BTreeMap::new();
+    for (event, g, h) in &after {
+        after_by_event
+            .entry(event.as_str())
+            .or_default()
+            .push((*g, *h));
+    }
+    let mut before_by_event: std::collections::BTreeMap<&str, Vec<(usize, usize)>> =
+        std::collections::BTreeMap::new();
+    for (event, g, h) in &before {
+        before_by_event
+            .entry(event.as_str())
+            .or_default()
+            .push((*g, *h));
+    }
+    before_by_event
+        .iter()
+        .map(|(event, old)| {
+            let new = after_by_event.get(event).map(Vec::as_slice).unwrap_or(&[]);
+            old.iter().zip(new).filter(|(a, b)| a != b).count()
+        })
+        .sum()
+}
+
 /// Whether written text parses as JSON (the read-back check).
 pub(crate) fn verify_parses(text: &str) -> Result<(), String> {
     let body = text.strip_prefix('\u{feff}').unwrap_or(text);
@@ -382,6 +440,24 @@ fn describe_indent(indent: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn hooks_not_ours_that_change_place_are_counted() {
+        let ours = r#"{"type": "command", "command": "/p/fabric-session hook stop --host codex"}"#;
+        let theirs = r#"{"type": "command", "command": "true"}"#;
+        let before = format!(
+            r#"{{"hooks": {{"Stop": [{{"hooks": [{ours}]}}, {{"hooks": [{theirs}]}}], "SessionStart": [{{"hooks": [{theirs}]}}]}}}}"#
+        );
+        let ours_gone = format!(
+            r#"{{"hooks": {{"Stop": [{{"hooks": [{theirs}]}}], "SessionStart": [{{"hooks": [{theirs}]}}]}}}}"#
+        );
+        assert_eq!(moved_hooks_not_ours(Some(&before), &ours_gone), 1);
+        let appended = format!(
+            r#"{{"hooks": {{"Stop": [{{"hooks": [{ours}]}}, {{"hooks": [{theirs}]}}, {{"hooks": [{ours}]}}], "SessionStart": [{{"hooks": [{theirs}]}}]}}}}"#
+        );
+        assert_eq!(moved_hooks_not_ours(Some(&before), &appended), 0);
+        assert_eq!(moved_hooks_not_ours(None, &appended), 0);
+    }
 
     const OURS: &str = "/p/fabric-session hook session-start --host codex";
 

@@ -329,6 +329,15 @@ pub fn plan(
         }
         _ => {}
     }
+    // Codex keys an approval by the hook's place in hooks.json.
+    if host == Host::Codex
+        && let Some(new_text) = &new_text
+    {
+        warnings.extend(codex::moved_warning(json::moved_hooks_not_ours(
+            current.text.as_deref(),
+            new_text,
+        )));
+    }
     let file_digest = current.sha256.as_deref().unwrap_or(ABSENT_DIGEST);
     let digest = plan_digest(&PlanFacts {
         host,
