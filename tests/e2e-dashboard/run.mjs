@@ -357,6 +357,10 @@ async function main() {
     () => check('the Hooks view updates live to installed', true),
     () => check('the Hooks view updates live to installed', false),
   );
+  await waitFor('the Codex card to say what is left to approve', () => js('return /waiting for your approval in Codex: run \\/hooks/.test(document.querySelector(\'[data-host="codex"] [data-fact="approval"]\')?.textContent ?? "")'), 20000).then(
+    () => check('the Hooks view says Codex waits for the approval in /hooks, from Codex\'s own record', true),
+    () => check('the Hooks view says Codex waits for the approval in /hooks, from Codex\'s own record', false),
+  );
   await shot('3-hooks-installed');
 
   // A file that changes between the plan and the confirmation is refused and left untouched.
