@@ -124,13 +124,26 @@ fn running_with_features_registrations_hooks_and_live_sessions_only() {
     );
 }
 
-/// Installs Codex's hooks with the stable copy in place, as a person does.
+/// Installs Codex's hooks with the stable copy in place, as a person does: the dry run, then
+/// the apply with the digest it printed.
 fn install_codex(home: &Home) {
     let stable = home
         .path()
         .join(".local/share/fabric-companion/bin/fabric-session");
     std::fs::create_dir_all(stable.parent().unwrap()).unwrap();
     std::fs::copy(common::BIN, &stable).unwrap();
+    apply_codex_plan(home);
+}
+
+/// `install-host-hooks --host codex`: the dry run's plan digest, then `--apply` with it.
+fn apply_codex_plan(home: &Home) {
+    let plan = home
+        .command(&["install-host-hooks", "--host", "codex", "--json"])
+        .output()
+        .unwrap();
+    assert!(plan.status.success(), "{plan:?}");
+    let plan: serde_json::Value = serde_json::from_slice(&plan.stdout).unwrap();
+    let digest = plan["digest"].as_str().unwrap().to_string();
     let apply = home
         .command(&[
             "install-host-hooks",
@@ -138,7 +151,7 @@ fn install_codex(home: &Home) {
             "codex",
             "--apply",
             "--expect-sha256",
-            "absent",
+            &digest,
         ])
         .output()
         .unwrap();
@@ -233,28 +246,12 @@ fn our_codex_groups_go_after_the_ones_already_there() {
         r#"{"hooks": {"Stop": [{"hooks": [{"type": "command", "command": "notify-send done"}]}],
             "SessionStart": [{"matcher": "startup", "hooks": [{"type": "command", "command": "true"}]}]}}"#,
     );
-    use sha2::Digest;
-    let digest: String = sha2::Sha256::digest(std::fs::read(&hooks_json).unwrap())
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect();
     let stable = home
         .path()
         .join(".local/share/fabric-companion/bin/fabric-session");
     std::fs::create_dir_all(stable.parent().unwrap()).unwrap();
     std::fs::copy(common::BIN, &stable).unwrap();
-    let apply = home
-        .command(&[
-            "install-host-hooks",
-            "--host",
-            "codex",
-            "--apply",
-            "--expect-sha256",
-            &digest,
-        ])
-        .output()
-        .unwrap();
-    assert!(apply.status.success(), "{apply:?}");
+    apply_codex_plan(&home);
     let json = status_json(&home);
     let keys: Vec<String> = json["hosts"][1]["approval"]["hooks"]
         .as_array()
