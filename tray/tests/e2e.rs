@@ -780,6 +780,17 @@ fn the_tray_on_a_real_desktop() {
         r#"{"mcpServers": {"fabric": {"command": "fabric-mcp", "args": ["--runner", "claude-code"]}}}"#,
     )
     .unwrap();
+    // As a person does: the dry run shows the plan and its digest; the apply names that digest.
+    let plan = desktop.run(
+        desktop.stable_binary().to_str().unwrap(),
+        &["install-host-hooks", "--host", "claude", "--json"],
+    );
+    assert!(
+        plan.status.success(),
+        "install-host-hooks dry run: {plan:?}"
+    );
+    let plan: serde_json::Value = serde_json::from_slice(&plan.stdout).unwrap();
+    let digest = plan["digest"].as_str().unwrap().to_string();
     let install = desktop.run(
         desktop.stable_binary().to_str().unwrap(),
         &[
@@ -788,7 +799,7 @@ fn the_tray_on_a_real_desktop() {
             "claude",
             "--apply",
             "--expect-sha256",
-            "absent",
+            &digest,
         ],
     );
     assert!(install.status.success(), "install-host-hooks: {install:?}");
