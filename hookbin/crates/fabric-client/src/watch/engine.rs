@@ -25,8 +25,10 @@
 //!   put to the `board.shown` rule the UserPromptSubmit hook shares ([`Spool::claim_rise`]):
 //!   a rise over the last count a line was said for is a [`WatchEvent::Rose`], said once by
 //!   whoever claims it first, and `board.shown` follows a fall too. With
-//!   [`Audience::Person`] (the tray) `board.shown` is left to the agent's hooks, and a rise is
-//!   against the count this watcher saw last (the first reading is the baseline).
+//!   [`Audience::Person`] (the tray) `board.shown` is left to the agent's hooks and no rise is
+//!   said here: the tray's model is the one rise detector for a person (it sees every
+//!   `board.json` the engine, the hooks' worker and `watch-mail` write, and owns the baseline,
+//!   the mute and the rate limit).
 //! - **Failures.** A child that fails (not found, crash, no handshake, deadline) or a board
 //!   that gives no count (`unavailable`, a refusal, no `unread`, an answer outside the
 //!   contract) is said once per session ([`WatchEvent::Unreachable`] with the session), then
@@ -297,8 +299,9 @@ pub enum Audience {
     /// The agent itself (`watch-mail`): rises are against `board.shown`, which is kept equal
     /// to the last count read, so the UserPromptSubmit hook does not repeat the line.
     Agent,
-    /// A person (the tray): rises are against this watcher's own last count; `board.shown` is
-    /// left alone so the agent still hears of the mail at its next prompt.
+    /// A person (the tray): counts go to `board.json` only. No [`WatchEvent::Rose`] is said
+    /// (the tray's model decides what to notify), and `board.shown` is left alone so the agent
+    /// still hears of the mail at its next prompt.
     Person,
 }
 
@@ -423,7 +426,7 @@ struct Slot {
     due: Instant,
     in_flight: bool,
     health: Health,
-    /// The last count read (for [`Audience::Person`] and for logging changes).
+    /// The last count read (to log changes only).
     last: Option<u64>,
     /// Whether this session's spool existed when added or was written by this watcher: then
     /// a missing spool means it was removed, and a reading never recreates it.
@@ -706,10 +709,8 @@ impl<L: Look> Driver<L> {
                 }
             }
             Audience::Agent => None,
-            Audience::Person => {
-                let from = slot.last.unwrap_or(unread);
-                (unread > from).then_some(UnreadRise { from, to: unread })
-            }
+            // A person's rises are the tray model's to find (the one detector for a person).
+            Audience::Person => None,
         };
         let was_down = matches!(slot.health, Health::Down { .. });
         let changed = slot.last != Some(unread);
