@@ -7,6 +7,8 @@
 //! (descriptor validation and probes), `desktop` (tray, autostart, test notification).
 //! Nothing here logs message content, user file paths, branch names or prompts.
 
+#[cfg(test)]
+mod bindings;
 pub mod commands;
 pub mod desktop;
 pub mod error;

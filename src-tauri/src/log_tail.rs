@@ -1,30 +1,50 @@
 //! `hooks.log` and `hooks.log.1` for the Log view: parses lines into fields and follows the
 //! live file by byte offset, so each change sends only the new lines. Never writes either file.
 //!
-//! A line is `<UTC time> <event> <host> <session or -> <outcome> [detail…]` with outcome `ok`,
-//! `refused <code>` or `outcome=unknown` (see `companion_core::hook_log`). A line that does not
-//! fit is kept whole in `raw` with outcome `unparsed`.
+//! Lines are read by the core's one parser (`companion_core::hook_log::parse_line`); a line
+//! that does not fit is kept whole in `raw` with outcome `unparsed`.
 
 use std::fs::File;
 use std::io::{Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 
+use companion_core::hook_log::{self, Outcome};
 use serde::Serialize;
 
 /// We read at most this much of one file (the log rotates at 1 MB; leave slack).
 const READ_LIMIT: u64 = 4 * 1024 * 1024;
 
+/// Which file a line came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
+pub enum LogFile {
+    #[serde(rename = "hooks.log")]
+    Live,
+    #[serde(rename = "hooks.log.1")]
+    Rotated,
+}
+
+/// A line's outcome as the page shows it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
+#[serde(rename_all = "lowercase")]
+pub enum LogOutcome {
+    Ok,
+    Refused,
+    Unknown,
+    Unparsed,
+}
+
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct LogLine {
-    /// `hooks.log.1` or `hooks.log`.
-    pub file: &'static str,
+    pub file: LogFile,
     pub time: String,
     pub event: String,
     pub host: String,
     pub session: Option<String>,
-    /// `ok`, `refused`, `unknown` or `unparsed`.
-    pub outcome: String,
+    pub outcome: LogOutcome,
     /// The refusal code, for `refused`.
     pub code: Option<String>,
     pub detail: String,
@@ -32,52 +52,41 @@ pub struct LogLine {
 }
 
 /// Parses one line (without its newline).
-pub fn parse_line(file: &'static str, raw: &str) -> LogLine {
-    let unparsed = || LogLine {
-        file,
-        time: String::new(),
-        event: String::new(),
-        host: String::new(),
-        session: None,
-        outcome: "unparsed".into(),
-        code: None,
-        detail: String::new(),
-        raw: raw.to_string(),
-    };
-    let mut parts = raw.splitn(5, ' ');
-    let (Some(time), Some(event), Some(host), Some(session), Some(rest)) = (
-        parts.next(),
-        parts.next(),
-        parts.next(),
-        parts.next(),
-        parts.next(),
-    ) else {
-        return unparsed();
-    };
-    let (outcome, code, detail) = if let Some(after) = rest.strip_prefix("refused ") {
-        let (code, detail) = after.split_once(' ').unwrap_or((after, ""));
-        ("refused", Some(code.to_string()), detail)
-    } else if rest == "ok" || rest.starts_with("ok ") {
-        ("ok", None, rest.get(3..).unwrap_or(""))
-    } else if rest == "outcome=unknown" || rest.starts_with("outcome=unknown ") {
-        ("unknown", None, rest.get(16..).unwrap_or(""))
-    } else {
-        return unparsed();
-    };
-    LogLine {
-        file,
-        time: time.to_string(),
-        event: event.to_string(),
-        host: host.to_string(),
-        session: (session != "-").then(|| session.to_string()),
-        outcome: outcome.to_string(),
-        code,
-        detail: detail.to_string(),
-        raw: raw.to_string(),
+pub fn parse_line(file: LogFile, raw: &str) -> LogLine {
+    match hook_log::parse_line(raw) {
+        Some(line) => {
+            let (outcome, code) = match line.outcome {
+                Outcome::Ok => (LogOutcome::Ok, None),
+                Outcome::Refused(code) => (LogOutcome::Refused, Some(code)),
+                Outcome::Unknown => (LogOutcome::Unknown, None),
+            };
+            LogLine {
+                file,
+                time: line.time,
+                event: line.event,
+                host: line.host,
+                session: line.session,
+                outcome,
+                code,
+                detail: line.detail,
+                raw: raw.to_string(),
+            }
+        }
+        None => LogLine {
+            file,
+            time: String::new(),
+            event: String::new(),
+            host: String::new(),
+            session: None,
+            outcome: LogOutcome::Unparsed,
+            code: None,
+            detail: String::new(),
+            raw: raw.to_string(),
+        },
     }
 }
 
-fn parse_text(file: &'static str, text: &str) -> Vec<LogLine> {
+fn parse_text(file: LogFile, text: &str) -> Vec<LogLine> {
     text.lines()
         .filter(|l| !l.trim().is_empty())
         .map(|l| parse_line(file, l))
@@ -97,6 +106,7 @@ pub struct LogTail {
 
 /// What changed since the last look.
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct LogUpdate {
     /// The page must drop what it has and take `lines` as the whole log.
@@ -108,7 +118,7 @@ impl LogTail {
     pub fn new(live: &Path) -> Self {
         LogTail {
             live: live.to_path_buf(),
-            rotated: companion_core::hook_log::rotated_path(live),
+            rotated: hook_log::rotated_path(live),
             offset: 0,
             ino: None,
         }
@@ -117,12 +127,12 @@ impl LogTail {
     /// Both files, whole, and the offset set to the live file's end.
     pub fn snapshot(&mut self) -> Vec<LogLine> {
         let mut lines = read_whole(&self.rotated)
-            .map(|t| parse_text("hooks.log.1", &t))
+            .map(|t| parse_text(LogFile::Rotated, &t))
             .unwrap_or_default();
         self.offset = 0;
         self.ino = inode(&self.live);
         if let Some((text, end)) = read_from(&self.live, 0) {
-            lines.extend(parse_text("hooks.log", &text));
+            lines.extend(parse_text(LogFile::Live, &text));
             self.offset = end;
         }
         lines
@@ -146,7 +156,7 @@ impl LogTail {
         self.offset = end;
         Some(LogUpdate {
             reset: false,
-            lines: parse_text("hooks.log", &text),
+            lines: parse_text(LogFile::Live, &text),
         })
     }
 }
@@ -186,24 +196,27 @@ mod tests {
     #[test]
     fn parses_every_outcome() {
         let ok = parse_line(
-            "hooks.log",
+            LogFile::Live,
             "2026-10-01T09:00:00Z session-start codex abc ok services=2",
         );
         assert_eq!(ok.event, "session-start");
         assert_eq!(ok.session.as_deref(), Some("abc"));
-        assert_eq!(ok.outcome, "ok");
+        assert_eq!(ok.outcome, LogOutcome::Ok);
         assert_eq!(ok.detail, "services=2");
         let refused = parse_line(
-            "hooks.log",
+            LogFile::Live,
             "2026-10-01T09:00:00Z stop claude - refused fabric-down x=1",
         );
-        assert_eq!(refused.outcome, "refused");
+        assert_eq!(refused.outcome, LogOutcome::Refused);
         assert_eq!(refused.code.as_deref(), Some("fabric-down"));
         assert_eq!(refused.session, None);
         assert_eq!(refused.detail, "x=1");
-        let unknown = parse_line("hooks.log", "t stop kimi s outcome=unknown");
-        assert_eq!(unknown.outcome, "unknown");
-        assert_eq!(parse_line("hooks.log", "garbage").outcome, "unparsed");
+        let unknown = parse_line(LogFile::Live, "t stop kimi s outcome=unknown");
+        assert_eq!(unknown.outcome, LogOutcome::Unknown);
+        assert_eq!(
+            parse_line(LogFile::Live, "garbage").outcome,
+            LogOutcome::Unparsed
+        );
     }
 
     #[test]
@@ -216,7 +229,7 @@ mod tests {
         let mut tail = LogTail::new(&live);
         let first = tail.snapshot();
         assert_eq!(first.len(), 2);
-        assert_eq!(first[0].file, "hooks.log.1");
+        assert_eq!(first[0].file, LogFile::Rotated);
         assert!(tail.poll().is_none());
         let mut f = std::fs::OpenOptions::new()
             .append(true)

@@ -1,170 +1,121 @@
-//! Pushes live changes to the page: a `notify` watch on our cache folder (sessions, hooks.log),
-//! our config folder (settings), Fabric's folder (hub.json), the services folder and the hosts'
-//! config folders. Events are debounced; a change to `hooks.log` sends `log-appended` with only
-//! the new lines, anything else sends `state-changed` naming what to re-read. Folders that do
-//! not exist yet are added once they appear. Reads nothing but the log; never writes.
+//! Pushes live changes to the page. The core's one file watcher
+//! (`companion_core::file_watch`, over the one folder list of `companion_core::watched`)
+//! gives each burst of changed paths; a change to `hooks.log` sends `log-appended` with only
+//! the new lines, anything else sends `state-changed` naming what to re-read. Reads nothing
+//! but the log; never writes.
 
 use std::collections::BTreeSet;
-use std::path::{Path, PathBuf};
-use std::sync::mpsc;
+use std::path::Path;
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
 
+use companion_core::file_watch::{self, Changes};
 use companion_core::paths::Paths;
-use notify::{RecursiveMode, Watcher};
+use companion_core::watched;
 use serde::Serialize;
 use tauri::{AppHandle, Emitter, Runtime};
 
 use crate::log_tail::LogTail;
 
-/// Quiet time gathered before one burst of events is sent.
-const DEBOUNCE: Duration = Duration::from_millis(200);
-/// How often folders that did not exist are looked for again.
-const REARM: Duration = Duration::from_secs(2);
-
 pub const STATE_CHANGED: &str = "state-changed";
 pub const LOG_APPENDED: &str = "log-appended";
 
+/// What the page should re-read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
+#[serde(rename_all = "camelCase")]
+pub enum StateKind {
+    Status,
+    Services,
+    Settings,
+}
+
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
+#[serde(rename_all = "camelCase")]
 pub struct StateChanged {
-    /// Any of `status`, `services`, `settings`.
-    pub kinds: Vec<&'static str>,
+    pub kinds: Vec<StateKind>,
 }
 
 /// What a changed path means for the page.
-pub fn classify(paths: &Paths, settings: &Path, path: &Path) -> Option<&'static str> {
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Meaning {
+    /// `hooks.log` or `hooks.log.1`.
+    Log,
+    State(StateKind),
+    /// Nothing the page shows (a request to the tray, a temporary file).
+    Nothing,
+}
+
+/// What a changed path means for the page.
+pub fn classify(paths: &Paths, settings: &Path, path: &Path) -> Meaning {
     let log = paths.hook_log();
     if path == log || path == companion_core::hook_log::rotated_path(&log) {
-        return Some("log");
+        return Meaning::Log;
     }
     if path == settings {
-        return Some("settings");
+        return Meaning::State(StateKind::Settings);
     }
     if path.starts_with(&paths.services_dir) {
-        return Some("services");
+        return Meaning::State(StateKind::Services);
     }
     if path.starts_with(paths.cache_dir.join("requests")) || path.starts_with(&paths.config_dir) {
-        return None;
+        return Meaning::Nothing;
     }
-    Some("status")
+    Meaning::State(StateKind::Status)
 }
 
-struct Target {
-    path: PathBuf,
-    mode: RecursiveMode,
-    armed: bool,
+/// The kinds to re-read and whether the log grew, for one burst.
+pub fn sort(paths: &Paths, settings: &Path, changes: &Changes) -> (BTreeSet<StateKind>, bool) {
+    let mut kinds = BTreeSet::new();
+    let mut log = false;
+    if changes.unknown {
+        kinds.extend([StateKind::Status, StateKind::Services, StateKind::Settings]);
+        log = true;
+    }
+    for path in &changes.paths {
+        match classify(paths, settings, path) {
+            Meaning::Log => log = true,
+            Meaning::State(kind) => {
+                kinds.insert(kind);
+            }
+            Meaning::Nothing => {}
+        }
+    }
+    (kinds, log)
 }
 
-/// Starts the watch thread. It lives as long as the app.
+/// Starts watching. The watch lives as long as the app.
 pub fn start<R: Runtime>(app: AppHandle<R>, paths: Paths, tail: Arc<Mutex<LogTail>>) {
     let _ = companion_core::fsutil::create_private_dir(&paths.cache_dir);
     let _ = companion_core::fsutil::create_private_dir(&paths.config_dir);
     let settings = companion_core::settings::settings_path(&paths);
-    let (tx, rx) = mpsc::channel::<notify::Result<notify::Event>>();
-    let watcher = notify::recommended_watcher(move |event| {
-        let _ = tx.send(event);
-    });
-    let mut watcher = match watcher {
-        Ok(w) => w,
-        Err(e) => {
-            tracing::warn!(error = %e, "file watch unavailable; the dashboard will not update live");
-            return;
-        }
-    };
-    let mut targets: Vec<Target> = [
-        (paths.cache_dir.clone(), RecursiveMode::Recursive),
-        (paths.config_dir.clone(), RecursiveMode::NonRecursive),
-        (paths.fabric_dir.clone(), RecursiveMode::NonRecursive),
-        (paths.services_dir.clone(), RecursiveMode::NonRecursive),
-        (paths.claude_dir(), RecursiveMode::NonRecursive),
-        (paths.codex_home(), RecursiveMode::NonRecursive),
-        (paths.kimi_home(), RecursiveMode::NonRecursive),
-    ]
-    .into_iter()
-    .map(|(path, mode)| Target {
-        path,
-        mode,
-        armed: false,
-    })
-    .collect();
-    std::thread::Builder::new()
-        .name("dashboard-watch".into())
-        .spawn(move || {
-            arm(&mut watcher, &mut targets);
-            loop {
-                let first = match rx.recv_timeout(REARM) {
-                    Ok(event) => event,
-                    Err(mpsc::RecvTimeoutError::Timeout) => {
-                        if arm(&mut watcher, &mut targets) {
-                            emit_state(&app, BTreeSet::from(["status", "services"]));
-                        }
-                        continue;
-                    }
-                    Err(mpsc::RecvTimeoutError::Disconnected) => return,
-                };
-                let mut batch = vec![first];
-                while let Ok(event) = rx.recv_timeout(DEBOUNCE) {
-                    batch.push(event);
-                }
-                let mut kinds = BTreeSet::new();
-                let mut log = false;
-                for event in batch.into_iter().flatten() {
-                    if matches!(event.kind, notify::EventKind::Access(_)) {
-                        continue;
-                    }
-                    for path in &event.paths {
-                        match classify(&paths, &settings, path) {
-                            Some("log") => log = true,
-                            Some(kind) => {
-                                kinds.insert(kind);
-                            }
-                            None => {}
-                        }
-                    }
-                }
-                if arm(&mut watcher, &mut targets) {
-                    kinds.insert("status");
-                    kinds.insert("services");
-                }
-                if log {
-                    let update = tail.lock().ok().and_then(|mut t| t.poll());
-                    if let Some(update) = update {
-                        let _ = app.emit(LOG_APPENDED, update);
-                    }
-                }
-                if !kinds.is_empty() {
-                    emit_state(&app, kinds);
-                }
+    let folders = watched::watched_folders(&paths);
+    let started = file_watch::spawn(folders, move |changes| {
+        let (kinds, log) = sort(&paths, &settings, &changes);
+        if log {
+            let update = tail.lock().ok().and_then(|mut t| t.poll());
+            if let Some(update) = update {
+                let _ = app.emit(LOG_APPENDED, update);
             }
-        })
-        .map(|_| ())
-        .unwrap_or_else(|e| tracing::warn!(error = %e, "cannot start the watch thread"));
-}
-
-fn emit_state<R: Runtime>(app: &AppHandle<R>, kinds: BTreeSet<&'static str>) {
-    let _ = app.emit(
-        STATE_CHANGED,
-        StateChanged {
-            kinds: kinds.into_iter().collect(),
-        },
-    );
-}
-
-/// Adds the watches for folders that now exist; true when one was added after the start.
-fn arm(watcher: &mut notify::RecommendedWatcher, targets: &mut [Target]) -> bool {
-    let mut added = false;
-    for target in targets.iter_mut().filter(|t| !t.armed) {
-        if target.path.is_dir() && watcher.watch(&target.path, target.mode).is_ok() {
-            target.armed = true;
-            added = true;
         }
+        if !kinds.is_empty() {
+            let _ = app.emit(
+                STATE_CHANGED,
+                StateChanged {
+                    kinds: kinds.into_iter().collect(),
+                },
+            );
+        }
+    });
+    if let Err(error) = started {
+        tracing::warn!(%error, "file watch unavailable; the dashboard will not update live");
     }
-    added
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::path::PathBuf;
 
     #[test]
     fn classifies_paths() {
@@ -179,13 +130,26 @@ mod tests {
         };
         let settings = root.join("config/settings.json");
         let c = |p: &str| classify(&paths, &settings, &root.join(p));
-        assert_eq!(c("cache/hooks.log"), Some("log"));
-        assert_eq!(c("cache/hooks.log.1"), Some("log"));
-        assert_eq!(c("config/settings.json"), Some("settings"));
-        assert_eq!(c("config/settings.json.tmp"), None);
-        assert_eq!(c("fabric/services/a.b.json"), Some("services"));
-        assert_eq!(c("fabric/hub.json"), Some("status"));
-        assert_eq!(c("cache/sessions/x/board.json"), Some("status"));
-        assert_eq!(c("cache/requests/test-notification.json"), None);
+        use Meaning::{Log, Nothing, State};
+        assert_eq!(c("cache/hooks.log"), Log);
+        assert_eq!(c("cache/hooks.log.1"), Log);
+        assert_eq!(c("config/settings.json"), State(StateKind::Settings));
+        assert_eq!(c("config/settings.json.tmp"), Nothing);
+        assert_eq!(c("fabric/services/a.b.json"), State(StateKind::Services));
+        assert_eq!(c("fabric/hub.json"), State(StateKind::Status));
+        assert_eq!(c("cache/sessions/x/board.json"), State(StateKind::Status));
+        assert_eq!(c("cache/requests/test-notification.json"), Nothing);
+        // A host's hook config changes the status (its hook state).
+        assert_eq!(c(".codex/hooks.json"), State(StateKind::Status));
+        let (kinds, log) = sort(
+            &paths,
+            &settings,
+            &Changes {
+                paths: [root.join("cache/hooks.log"), root.join(".codex/hooks.json")].into(),
+                unknown: false,
+            },
+        );
+        assert!(log);
+        assert_eq!(kinds.into_iter().collect::<Vec<_>>(), [StateKind::Status]);
     }
 }

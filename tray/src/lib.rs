@@ -9,11 +9,13 @@
 //! - [`model`]: the pure tray model (snapshot → view and notification decisions).
 //! - [`snapshot`]: reads one snapshot (library status, settings, hook-log failures).
 //! - [`icon`]: the icon's pixels (base art, count, grey, warning mark).
-//! - [`watcher`]: file events (notify crate), debounced into one refresh per burst.
 //! - [`background`]: one thread with a current-thread tokio runtime running the watch-mail
 //!   engine, the notifier and the Fabric pid check.
 //! - [`notifier`]: desktop notifications (notify-rust).
-//! - [`single_instance`], [`tray_host`], [`launcher`], [`clock`]: small platform helpers.
+//! - [`tray_host`], [`launcher`], [`clock`]: small platform helpers.
+//!
+//! The one-tray lock, finding our programs and the file watcher are the core's
+//! (`companion_core::{tray_lock, programs, file_watch, watched}`), shared with the dashboard.
 //! - [`shell`]: the tao event loop and tray-icon glue.
 
 pub mod background;
@@ -23,9 +25,7 @@ pub mod launcher;
 pub mod model;
 pub mod notifier;
 pub mod shell;
-pub mod single_instance;
 pub mod snapshot;
 pub mod tray_host;
-pub mod watcher;
 
 pub use shell::run;

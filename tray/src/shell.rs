@@ -11,8 +11,11 @@ use std::time::Duration;
 
 use clap::Parser;
 use companion_core::paths::Paths;
+use companion_core::programs::{self, Program, Search};
 use companion_core::settings;
 use companion_core::stable_binary::{self, CopyOutcome};
+use companion_core::tray_lock;
+use companion_core::{file_watch, watched};
 use tao::event::{Event, StartCause};
 use tao::event_loop::{ControlFlow, EventLoopBuilder, EventLoopProxy};
 use tao::platform::run_return::EventLoopExtRunReturn;
@@ -21,10 +24,7 @@ use tray_icon::{TrayIcon, TrayIconBuilder};
 
 use crate::background::{self, Background, Command};
 use crate::model::{self, Action, MenuLine, Model, TrayView};
-use crate::{clock, icon, launcher, single_instance, snapshot, tray_host, watcher};
-
-/// The variable that names the `fabric-session` binary to install as the stable copy.
-pub const SESSION_BIN_ENV: &str = "FABRIC_SESSION_BIN";
+use crate::{clock, icon, launcher, snapshot, tray_host};
 
 /// Fabric Companion's tray: unread counts, sessions, hook status and notifications.
 #[derive(Debug, Parser)]
@@ -77,10 +77,10 @@ pub fn run() -> ExitCode {
         eprintln!("fabric-tray: no home folder is known");
         return ExitCode::FAILURE;
     };
-    let lock_path = single_instance::lock_path(&paths.cache_dir);
-    let _lock = match single_instance::acquire(&lock_path) {
+    let lock_path = tray_lock::lock_path(&paths);
+    let _lock = match tray_lock::acquire(&lock_path) {
         Ok(lock) => lock,
-        Err(single_instance::LockError::Held(path)) => {
+        Err(tray_lock::LockError::Held(path)) => {
             eprintln!(
                 "fabric-tray: another fabric-tray is already running (lock {}); exiting",
                 path.display()
@@ -102,19 +102,15 @@ pub fn run() -> ExitCode {
     }
 }
 
-/// Copies `fabric-session` to the stable path hooks point at (first start and upgrades).
+/// Copies `fabric-session` to the stable path hooks point at (first start and upgrades):
+/// the one shipped beside the tray (or `$FABRIC_SESSION_BIN`), never one from `PATH`.
 fn install_stable_binary(paths: &Paths) {
-    let source = std::env::var_os(SESSION_BIN_ENV)
-        .filter(|v| !v.is_empty())
-        .map(PathBuf::from)
-        .or_else(|| {
-            let name = format!("fabric-session{}", std::env::consts::EXE_SUFFIX);
-            let exe = std::env::current_exe().ok()?;
-            Some(exe.parent()?.join(name))
-        });
-    let Some(source) = source.filter(|p| p.is_file()) else {
-        tracing::info!("no fabric-session binary beside the tray; the stable copy is left as is");
-        return;
+    let source = match programs::find(Program::Session, Search::BesideOnly) {
+        Ok(source) => source,
+        Err(error) => {
+            tracing::info!(%error, "the stable copy of fabric-session is left as is");
+            return;
+        }
     };
     let stable = paths.stable_binary();
     match stable_binary::ensure_copy(&source, &stable) {
@@ -152,7 +148,7 @@ fn run_loop(paths: Paths) -> anyhow::Result<()> {
         let _ = companion_core::fsutil::create_private_dir(dir);
     }
     let refresh = proxy.clone();
-    watcher::spawn(watch_targets(&paths), move || {
+    file_watch::spawn(watched::watched_folders(&paths), move |_changes| {
         let _ = refresh.send_event(UserEvent::Refresh);
     })?;
 
@@ -208,23 +204,6 @@ fn run_loop(paths: Paths) -> anyhow::Result<()> {
     Ok(())
 }
 
-fn watch_targets(paths: &Paths) -> Vec<watcher::Target> {
-    let target = |dir: &std::path::Path, recursive| watcher::Target {
-        dir: dir.to_path_buf(),
-        recursive,
-    };
-    vec![
-        target(&paths.cache_dir, true),
-        target(&paths.fabric_dir, false),
-        target(&paths.services_dir, false),
-        target(&paths.config_dir, false),
-        // The hosts' own folders: a hook installed or removed, Codex's record of an approval.
-        target(&paths.claude_dir(), false),
-        target(&paths.codex_home(), false),
-        target(&paths.kimi_home(), false),
-    ]
-}
-
 /// Looks for a tray host a few seconds after start (a panel may start after us at login).
 fn spawn_tray_host_check(proxy: EventLoopProxy<UserEvent>) {
     let _ = std::thread::Builder::new()
@@ -276,7 +255,7 @@ impl State {
             }
             // The dashboard asks for a test notification by dropping a request file; only the
             // tray notifies. Taking the file first makes one request one notification.
-            let request = self.paths.cache_dir.join("requests/test-notification.json");
+            let request = self.paths.test_notification_request();
             if std::fs::remove_file(&request).is_ok() {
                 background.send(Command::TestNotification);
             }

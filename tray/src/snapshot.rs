@@ -5,9 +5,11 @@
 use std::io::{Read, Seek, SeekFrom};
 use std::path::Path;
 
+use companion_core::hook_log;
+use companion_core::hub::DownReason;
 use companion_core::paths::Paths;
 use companion_core::settings::{self, Settings};
-use companion_core::status::{self, Status};
+use companion_core::status::{self, FabricRunState, SessionHooks, Status};
 
 use crate::clock;
 use crate::model::{FabricLine, HostView, SessionView, Snapshot};
@@ -28,11 +30,15 @@ pub fn read(paths: &Paths, now: i64) -> Snapshot {
 /// The snapshot of `status` and `settings` at `now`.
 pub fn reduce(status: &Status, settings: &Settings, recent_failure: bool, now: i64) -> Snapshot {
     let fabric = match status.fabric.state {
-        "running" => FabricLine::Running {
+        FabricRunState::Running => FabricLine::Running {
             origin: status.fabric.origin.clone().unwrap_or_default(),
         },
-        _ => FabricLine::Down {
-            reason: status.fabric.down_reason.unwrap_or("unknown").to_string(),
+        FabricRunState::Down => FabricLine::Down {
+            reason: status
+                .fabric
+                .down_reason
+                .map_or("unknown", DownReason::describe)
+                .to_string(),
         },
     };
     let hosts = status
@@ -65,7 +71,7 @@ pub fn reduce(status: &Status, settings: &Settings, recent_failure: bool, now: i
         .is_some_and(|q| q.contains(clock::local_minute_of_day(now)));
     Snapshot {
         fabric,
-        session_hooks_active: status.session_hooks == "active",
+        session_hooks_active: status.session_hooks == SessionHooks::Active,
         hosts,
         sessions,
         recent_failure,
@@ -83,20 +89,11 @@ pub fn paused_until(settings: &Settings) -> Option<i64> {
 }
 
 /// Whether `line` is a hook failure (`refused …` or `outcome=unknown`) logged at or after
-/// `since`. A line is `<time> <event> <host> <session> <outcome> [detail]`.
+/// `since`, read by the core's one parser of the log.
 pub fn is_failure_since(line: &str, since: i64) -> bool {
-    let mut words = line.split_whitespace();
-    let (Some(time), Some(_event), Some(_host), Some(_session), Some(outcome)) = (
-        words.next(),
-        words.next(),
-        words.next(),
-        words.next(),
-        words.next(),
-    ) else {
-        return false;
-    };
-    (outcome == "refused" || outcome == "outcome=unknown")
-        && clock::parse_rfc3339(time).is_some_and(|t| t >= since)
+    hook_log::parse_line(line).is_some_and(|line| {
+        line.is_failure() && clock::parse_rfc3339(&line.time).is_some_and(|t| t >= since)
+    })
 }
 
 /// Whether the hook log's tail holds a failure of the last hour.
@@ -211,7 +208,10 @@ mod tests {
         );
         assert!(snap.session_hooks_active);
         assert!(snap.hosts[0].registered);
-        assert_eq!(snap.hosts[0].hooks, "not-installed");
+        assert_eq!(
+            snap.hosts[0].hooks,
+            companion_core::install::HookStateKind::NotInstalled
+        );
         assert_eq!(snap.sessions.len(), 1);
         assert_eq!(snap.sessions[0].unread, Some(7));
         assert_eq!(snap.sessions[0].project, "alpha");

@@ -29,6 +29,14 @@ pub const LAUNCHED_MARKERS: [&str; 3] = [
     "FABRIC_BRIDGE_URL",
     "KILO_CONFIG_CONTENT",
 ];
+/// The `fabric-session` program to use instead of the one beside us or on `PATH`.
+pub const FABRIC_SESSION_BIN: &str = "FABRIC_SESSION_BIN";
+/// The `fabric-tray` program to use instead of the one beside us or on `PATH`.
+pub const FABRIC_TRAY_BIN: &str = "FABRIC_TRAY_BIN";
+/// The `fabric-companion` (dashboard) program to use instead of the one beside us or on `PATH`.
+pub const FABRIC_COMPANION_BIN: &str = "FABRIC_COMPANION_BIN";
+/// The runtime folder the tray's lock goes in when it is set (Linux and other XDG desktops).
+pub const XDG_RUNTIME_DIR: &str = "XDG_RUNTIME_DIR";
 /// `tracing` filter for the worker and the long-running commands (never the hook fast path).
 pub const FABRIC_SESSION_LOG: &str = "FABRIC_SESSION_LOG";
 

@@ -5,6 +5,9 @@
 //! a message, a path of the person's files, a branch name or a prompt). The file is created
 //! mode 0600, appended under an exclusive lock so concurrent hooks never tear a line, and
 //! rotated to `hooks.log.1` when it reaches 1 MB.
+//!
+//! [`parse_line`] is the one reader of a line, for the tray (a failure in the last hour) and
+//! the dashboard's Log view.
 
 use std::fs::{self, File};
 use std::io::{self, Write};
@@ -121,9 +124,93 @@ fn same_file(_file: &File, path: &Path) -> bool {
     path.exists()
 }
 
+/// One line of the log, read back.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Line {
+    /// The UTC time as written (RFC 3339).
+    pub time: String,
+    pub event: String,
+    pub host: String,
+    /// `None` for `-`.
+    pub session: Option<String>,
+    pub outcome: Outcome,
+    /// Whatever follows the outcome (may be empty).
+    pub detail: String,
+}
+
+impl Line {
+    /// Whether the hook failed: a refusal or an unknown outcome.
+    pub fn is_failure(&self) -> bool {
+        matches!(self.outcome, Outcome::Refused(_) | Outcome::Unknown)
+    }
+}
+
+/// Reads one line (without its newline): `<time> <event> <host> <session or -> <outcome>
+/// [detail…]`, outcome `ok`, `refused <code>` or `outcome=unknown`. `None` when the line does
+/// not have that shape.
+pub fn parse_line(raw: &str) -> Option<Line> {
+    let mut parts = raw.splitn(5, ' ');
+    let (Some(time), Some(event), Some(host), Some(session), Some(rest)) = (
+        parts.next(),
+        parts.next(),
+        parts.next(),
+        parts.next(),
+        parts.next(),
+    ) else {
+        return None;
+    };
+    let (outcome, detail) = if let Some(after) = rest.strip_prefix("refused ") {
+        let (code, detail) = after.split_once(' ').unwrap_or((after, ""));
+        (Outcome::Refused(code.to_string()), detail)
+    } else if rest == "ok" || rest.starts_with("ok ") {
+        (Outcome::Ok, rest.get(3..).unwrap_or(""))
+    } else if rest == "outcome=unknown" || rest.starts_with("outcome=unknown ") {
+        (Outcome::Unknown, rest.get(16..).unwrap_or(""))
+    } else {
+        return None;
+    };
+    Some(Line {
+        time: time.to_string(),
+        event: event.to_string(),
+        host: host.to_string(),
+        session: (session != "-").then(|| session.to_string()),
+        outcome,
+        detail: detail.to_string(),
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn lines_read_back_as_written() {
+        let written = Entry {
+            detail: "unread=3 board=ready",
+            ..entry("s1")
+        }
+        .render("2026-12-02T10:00:00Z");
+        let line = parse_line(&written).unwrap();
+        assert_eq!(line.time, "2026-12-02T10:00:00Z");
+        assert_eq!(
+            (line.event.as_str(), line.host.as_str()),
+            ("stop", "claude")
+        );
+        assert_eq!(line.session.as_deref(), Some("s1"));
+        assert_eq!(line.outcome, Outcome::Refused("fenced".into()));
+        assert_eq!(line.detail, "unread=3 board=ready");
+        assert!(line.is_failure());
+        let ok = parse_line("t session-start codex - ok").unwrap();
+        assert_eq!(
+            (ok.outcome, ok.session, ok.detail.as_str()),
+            (Outcome::Ok, None, "")
+        );
+        let unknown = parse_line("t worker kimi s outcome=unknown deadline").unwrap();
+        assert_eq!(unknown.outcome, Outcome::Unknown);
+        assert_eq!(unknown.detail, "deadline");
+        assert!(parse_line("garbage").is_none());
+        assert!(parse_line("t a b c maybe").is_none());
+    }
 
     fn entry(session: &str) -> Entry<'_> {
         Entry {

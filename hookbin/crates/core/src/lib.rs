@@ -8,11 +8,14 @@
 //! that is `fabric-client`'s job. See `docs/ARCHITECTURE.md`.
 
 pub mod approval;
+pub mod autostart;
 pub mod board;
 pub mod clock;
 pub mod config_cache;
 pub mod detach;
 pub mod env_vars;
+#[cfg(feature = "watch")]
+pub mod file_watch;
 pub mod fsutil;
 pub mod hook_log;
 pub mod host;
@@ -23,6 +26,7 @@ pub mod json_scan;
 pub mod launched;
 pub mod paths;
 pub mod process;
+pub mod programs;
 pub mod registration;
 pub mod services;
 pub mod settings;
@@ -30,3 +34,5 @@ pub mod shell_wrapper;
 pub mod spool;
 pub mod stable_binary;
 pub mod status;
+pub mod tray_lock;
+pub mod watched;

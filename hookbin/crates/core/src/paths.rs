@@ -95,6 +95,13 @@ impl Paths {
         self.cache_dir.join("hooks.log")
     }
 
+    /// Where the dashboard asks the tray for a test notification (only the tray notifies).
+    pub fn test_notification_request(&self) -> PathBuf {
+        self.cache_dir
+            .join("requests")
+            .join("test-notification.json")
+    }
+
     /// The folder of per-session spools.
     pub fn sessions_dir(&self) -> PathBuf {
         self.cache_dir.join("sessions")
