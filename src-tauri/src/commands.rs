@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
 use companion_core::host::Host;
-use companion_core::install::{self, Applied, Operation, Plan};
+use companion_core::install::{self, Action, Entry, Operation};
 use companion_core::paths::Paths;
 use companion_core::settings::{self, QuietHours, Settings};
 use companion_core::status::{self, Status};
@@ -28,6 +28,7 @@ pub struct AppState {
 /// The numbers of what a session's last turn left changed (against HEAD, as the worker
 /// measured them when it observed the turn).
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct TurnChanges {
     pub files_changed: Option<u64>,
@@ -36,6 +37,7 @@ pub struct TurnChanges {
 }
 
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct HostFile {
     pub host: Host,
@@ -44,6 +46,7 @@ pub struct HostFile {
 
 /// `fabric-session-status/1` plus what the dashboard adds.
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct StatusView {
     pub status: Status,
@@ -94,40 +97,68 @@ pub async fn get_status(state: State<'_, AppState>) -> CommandResult<StatusView>
     })
 }
 
-fn parse_host(host: &str) -> CommandResult<Host> {
-    Host::from_cli_name(host)
-        .or_else(|| {
-            Host::ALL
-                .into_iter()
-                .find(|h| format!("{h:?}").eq_ignore_ascii_case(host))
-        })
-        .ok_or_else(|| CommandError::UnknownHost(host.to_string()))
-}
-
-fn parse_operation(op: &str) -> CommandResult<Operation> {
-    match op {
-        "install" => Ok(Operation::Install),
-        "remove" => Ok(Operation::Remove),
-        other => Err(CommandError::UnknownOperation(other.to_string())),
-    }
-}
-
 /// The program hooks should run: `None` lets the library take the app's stable copy when it is
 /// installed; otherwise the bundled or configured `fabric-session`.
 fn script_for(paths: &Paths, op: Operation) -> CommandResult<Option<PathBuf>> {
     if op == Operation::Remove || paths.stable_binary().is_file() {
         return Ok(None);
     }
-    desktop::find_session_binary().map(Some).ok_or_else(|| {
-        CommandError::Invalid(
-            "cannot find the fabric-session program (set FABRIC_SESSION_BIN or install the app)"
-                .into(),
-        )
+    desktop::find_session_binary().map(Some).map_err(|error| {
+        CommandError::Invalid(format!(
+            "cannot find the fabric-session program: {error} (set FABRIC_SESSION_BIN or install the app)"
+        ))
     })
 }
 
-/// A plan, with the diff the library keeps out of its JSON.
+/// An install or removal plan as the page receives it: the library's plan
+/// (`companion_core::install::Plan`, whose snake_case JSON is the command line's `--json`),
+/// in the page's one casing.
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
+#[serde(rename_all = "camelCase")]
+pub struct Plan {
+    pub host: Host,
+    pub operation: Operation,
+    pub file: PathBuf,
+    pub exists: bool,
+    pub sha256: Option<String>,
+    pub digest: String,
+    pub action: Action,
+    pub add: Vec<Entry>,
+    pub remove: Vec<Entry>,
+    pub add_text: String,
+    pub remove_text: String,
+    pub program: Option<PathBuf>,
+    pub apply_command: Option<String>,
+    pub warnings: Vec<String>,
+    pub notes: Vec<String>,
+}
+
+impl From<install::Plan> for Plan {
+    fn from(plan: install::Plan) -> Self {
+        Plan {
+            host: plan.host,
+            operation: plan.operation,
+            file: plan.file,
+            exists: plan.exists,
+            sha256: plan.sha256,
+            digest: plan.digest,
+            action: plan.action,
+            add: plan.add,
+            remove: plan.remove,
+            add_text: plan.add_text,
+            remove_text: plan.remove_text,
+            program: plan.program,
+            apply_command: plan.apply_command,
+            warnings: plan.warnings,
+            notes: plan.notes,
+        }
+    }
+}
+
+/// A plan, with the diff of our entries the library keeps out of its JSON.
+#[derive(Debug, Clone, Serialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct PlanView {
     pub plan: Plan,
@@ -135,35 +166,66 @@ pub struct PlanView {
     pub changes: bool,
 }
 
+impl From<install::Plan> for PlanView {
+    fn from(plan: install::Plan) -> Self {
+        PlanView {
+            diff: plan.diff.clone(),
+            changes: plan.new_text.is_some(),
+            plan: plan.into(),
+        }
+    }
+}
+
+/// What applying did, as the page receives it.
+#[derive(Debug, Clone, Serialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
+#[serde(rename_all = "camelCase")]
+pub struct Applied {
+    pub file: PathBuf,
+    pub backup: Option<PathBuf>,
+    pub changed: bool,
+    pub sha256: String,
+    pub plan: Plan,
+}
+
+impl From<install::Applied> for Applied {
+    fn from(applied: install::Applied) -> Self {
+        Applied {
+            file: applied.file,
+            backup: applied.backup,
+            changed: applied.changed,
+            sha256: applied.sha256,
+            plan: applied.plan.into(),
+        }
+    }
+}
+
+/// The plan of `operation` for `host`'s config, as the page shows it (writes nothing).
+pub fn plan_view(paths: &Paths, host: Host, op: Operation) -> CommandResult<PlanView> {
+    let script = script_for(paths, op)?;
+    Ok(install::plan(host, op, script.as_deref(), paths)?.into())
+}
+
 #[tauri::command]
 pub async fn plan_hooks(
     state: State<'_, AppState>,
-    host: String,
-    operation: String,
+    host: Host,
+    operation: Operation,
 ) -> CommandResult<PlanView> {
-    let (host, op) = (parse_host(&host)?, parse_operation(&operation)?);
     let paths = state.paths.clone();
-    tauri::async_runtime::spawn_blocking(move || {
-        let script = script_for(&paths, op)?;
-        let plan = install::plan(host, op, script.as_deref(), &paths)?;
-        Ok(PlanView {
-            diff: plan.diff.clone(),
-            changes: plan.new_text.is_some(),
-            plan,
-        })
-    })
-    .await
-    .map_err(|e| CommandError::Invalid(e.to_string()))?
+    tauri::async_runtime::spawn_blocking(move || plan_view(&paths, host, operation))
+        .await
+        .map_err(|e| CommandError::Invalid(e.to_string()))?
 }
 
 #[tauri::command]
 pub async fn apply_hooks(
     state: State<'_, AppState>,
-    host: String,
-    operation: String,
+    host: Host,
+    operation: Operation,
     expected_sha256: String,
 ) -> CommandResult<Applied> {
-    let (host, op) = (parse_host(&host)?, parse_operation(&operation)?);
+    let op = operation;
     let paths = state.paths.clone();
     tauri::async_runtime::spawn_blocking(move || {
         let script = script_for(&paths, op)?;
@@ -173,13 +235,14 @@ pub async fn apply_hooks(
             changed = applied.changed,
             "hooks applied"
         );
-        Ok(applied)
+        Ok(applied.into())
     })
     .await
     .map_err(|e| CommandError::Invalid(e.to_string()))?
 }
 
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct LogSnapshot {
     pub path: PathBuf,
@@ -204,6 +267,7 @@ pub async fn read_log(state: State<'_, AppState>) -> CommandResult<LogSnapshot> 
 }
 
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct ServicesView {
     pub dir: PathBuf,
@@ -224,6 +288,7 @@ pub async fn list_services(state: State<'_, AppState>) -> CommandResult<Services
 
 /// The settings as the page edits them.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+#[cfg_attr(test, derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct SettingsForm {
     pub watch_interval_secs: u64,
@@ -235,6 +300,7 @@ pub struct SettingsForm {
 }
 
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct SettingsView {
     pub path: PathBuf,
@@ -248,7 +314,7 @@ pub struct SettingsView {
 fn settings_view(paths: &Paths) -> SettingsView {
     let path = settings::settings_path(paths);
     let s = settings::load(&path);
-    let autostart_file = desktop::autostart_file(paths);
+    let autostart_file = companion_core::autostart::autostart_file(paths);
     SettingsView {
         form: SettingsForm {
             watch_interval_secs: s.watch_interval_secs,
@@ -321,12 +387,12 @@ pub async fn save_settings(
         let path = settings::settings_path(&paths);
         let merged = merge_form(settings::load(&path), &form)?;
         settings::save(&path, &merged)?;
-        desktop::set_autostart(&paths, merged.launch_at_login).map_err(|source| {
-            CommandError::Io {
+        companion_core::autostart::set_autostart(&paths, merged.launch_at_login).map_err(
+            |source| CommandError::Io {
                 what: "the settings were saved, but the login item could not be changed",
                 source,
-            }
-        })?;
+            },
+        )?;
         Ok(settings_view(&paths))
     })
     .await
@@ -334,6 +400,7 @@ pub async fn save_settings(
 }
 
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct TestNotification {
     pub requested: bool,
@@ -411,10 +478,50 @@ mod tests {
         );
     }
 
+    /// The plan the Hooks view receives holds our entries and where they go, never another
+    /// value of the person's config (an `env` block's API key).
+    #[test]
+    fn a_plan_for_the_page_shows_no_other_value_from_the_config() {
+        let dir = tempfile::tempdir().unwrap();
+        let home = dir.path();
+        let paths = Paths {
+            home: home.to_path_buf(),
+            fabric_dir: home.join("fabric"),
+            services_dir: home.join("fabric/services"),
+            cache_dir: home.join("cache"),
+            data_dir: home.join("data"),
+            config_dir: home.join("config"),
+        };
+        std::fs::create_dir_all(paths.stable_binary().parent().unwrap()).unwrap();
+        std::fs::write(paths.stable_binary(), "").unwrap();
+        let settings = install::config_file(Host::Claude, &paths);
+        std::fs::create_dir_all(settings.parent().unwrap()).unwrap();
+        std::fs::write(
+            &settings,
+            "{\n  \"env\": {\n    \"API_KEY\": \"secret-value-123\"\n  },\n  \"model\": \"opus\"\n}\n",
+        )
+        .unwrap();
+        let view = plan_view(&paths, Host::Claude, Operation::Install).unwrap();
+        let sent = serde_json::to_string(&view).unwrap();
+        assert!(!sent.contains("secret-value-123"), "{sent}");
+        assert!(!sent.contains("opus"), "{sent}");
+        assert!(
+            view.diff
+                .starts_with("@@ in hooks.SessionStart, the first group @@\n+{"),
+            "{}",
+            view.diff
+        );
+        assert!(view.changes);
+    }
+
     #[test]
     fn hosts_parse_by_cli_name() {
-        assert_eq!(parse_host("codex").unwrap(), Host::Codex);
-        assert!(parse_host("vim").is_err());
-        assert!(parse_operation("explode").is_err());
+        // Commands take typed arguments: the page's strings are deserialized by serde.
+        let host = |s: &str| serde_json::from_value::<Host>(serde_json::json!(s));
+        let operation = |s: &str| serde_json::from_value::<Operation>(serde_json::json!(s));
+        assert_eq!(host("codex").unwrap(), Host::Codex);
+        assert!(host("vim").is_err());
+        assert!(operation("explode").is_err());
+        assert_eq!(operation("remove").unwrap(), Operation::Remove);
     }
 }

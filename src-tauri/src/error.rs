@@ -8,10 +8,6 @@ use serde::{Serialize, Serializer};
 pub enum CommandError {
     #[error("cannot find the home folder; set HOME")]
     NoHome,
-    #[error("unknown host {0:?}")]
-    UnknownHost(String),
-    #[error("unknown operation {0:?}")]
-    UnknownOperation(String),
     #[error("{0}")]
     Install(#[from] companion_core::install::InstallError),
     #[error("{0}")]

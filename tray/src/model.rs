@@ -10,6 +10,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use companion_core::approval::Approval;
 use companion_core::host::Host;
+use companion_core::install::HookStateKind;
 use companion_core::status::HostVersionStatus;
 
 /// At most one notification a minute per session.
@@ -29,9 +30,8 @@ pub struct HostView {
     pub name: String,
     /// A `fabric` MCP server is registered in this host.
     pub registered: bool,
-    /// The library's hook state word: `installed`, `not-installed`, `stale`, `incomplete`,
-    /// `unreadable`.
-    pub hooks: String,
+    /// Our hooks' state in the host's config.
+    pub hooks: HookStateKind,
     /// Whether the host runs our hooks, from its own record of the person's approval (`None`:
     /// none of ours in its config).
     pub approval: Option<Approval>,
@@ -44,7 +44,10 @@ impl HostView {
     /// host willing to run them (approved, where it asks).
     pub fn wired(&self) -> bool {
         self.registered
-            && matches!(self.hooks.as_str(), "installed" | "incomplete")
+            && matches!(
+                self.hooks,
+                HookStateKind::Installed | HookStateKind::Incomplete
+            )
             && self.approval.as_ref().is_none_or(Approval::runs)
     }
 
@@ -73,7 +76,7 @@ impl HostView {
         };
         format!(
             "{name}: {}{left}{registered} · {hooks_word}",
-            host_hooks_words(&self.hooks)
+            host_hooks_words(self.hooks)
         )
     }
 }
@@ -237,14 +240,13 @@ pub fn icon_state(snapshot: &Snapshot) -> IconState {
     }
 }
 
-fn host_hooks_words(hooks: &str) -> &'static str {
+fn host_hooks_words(hooks: HookStateKind) -> &'static str {
     match hooks {
-        "installed" => "hooks installed",
-        "not-installed" => "hooks not installed",
-        "stale" => "hooks installed with a stale path",
-        "incomplete" => "hooks partly installed",
-        "unreadable" => "hooks config unreadable",
-        _ => "hooks unknown",
+        HookStateKind::Installed => "hooks installed",
+        HookStateKind::NotInstalled => "hooks not installed",
+        HookStateKind::Stale => "hooks installed with a stale path",
+        HookStateKind::Incomplete => "hooks partly installed",
+        HookStateKind::Unreadable => "hooks config unreadable",
     }
 }
 
@@ -449,12 +451,12 @@ pub fn notification_text(project: &str, unread: u64) -> (String, String) {
 mod tests {
     use super::*;
 
-    fn host(host: Host, registered: bool, hooks: &str) -> HostView {
+    fn host(host: Host, registered: bool, hooks: HookStateKind) -> HostView {
         HostView {
             host,
             name: host.display_name().into(),
             registered,
-            hooks: hooks.into(),
+            hooks,
             approval: None,
             version: HostVersionStatus {
                 installed: None,
@@ -468,7 +470,7 @@ mod tests {
     #[test]
     fn a_host_waiting_for_approval_says_what_is_left_and_is_not_wired() {
         let mut snap = snapshot(vec![]);
-        snap.hosts[1] = host(Host::Codex, true, "installed");
+        snap.hosts[1] = host(Host::Codex, true, HookStateKind::Installed);
         snap.hosts[1].approval = Some(Approval::Waiting {
             events: vec!["SessionStart".into(), "Stop".into()],
             approved_elsewhere: false,
@@ -512,9 +514,9 @@ mod tests {
             },
             session_hooks_active: true,
             hosts: vec![
-                host(Host::Claude, true, "installed"),
-                host(Host::Codex, false, "not-installed"),
-                host(Host::Kimi, true, "stale"),
+                host(Host::Claude, true, HookStateKind::Installed),
+                host(Host::Codex, false, HookStateKind::NotInstalled),
+                host(Host::Kimi, true, HookStateKind::Stale),
             ],
             sessions,
             recent_failure: false,
@@ -554,9 +556,9 @@ mod tests {
         };
         assert!(icon_state(&snap).greyed);
         let mut snap = snapshot(vec![]);
-        snap.hosts[0].hooks = "stale".into();
+        snap.hosts[0].hooks = HookStateKind::Stale;
         assert!(icon_state(&snap).greyed, "stale hooks are not wired");
-        snap.hosts[0].hooks = "installed".into();
+        snap.hosts[0].hooks = HookStateKind::Installed;
         snap.hosts[0].registered = false;
         assert!(
             icon_state(&snap).greyed,

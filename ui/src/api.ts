@@ -4,6 +4,7 @@ import { invoke } from '@tauri-apps/api/core';
 import { listen, type UnlistenFn } from '@tauri-apps/api/event';
 import type {
   Applied,
+  HostId,
   LogSnapshot,
   LogUpdate,
   Operation,
@@ -18,8 +19,8 @@ import type {
 
 export const api = {
   getStatus: (): Promise<StatusView> => invoke('get_status'),
-  planHooks: (host: string, operation: Operation): Promise<PlanView> => invoke('plan_hooks', { host, operation }),
-  applyHooks: (host: string, operation: Operation, expectedSha256: string): Promise<Applied> =>
+  planHooks: (host: HostId, operation: Operation): Promise<PlanView> => invoke('plan_hooks', { host, operation }),
+  applyHooks: (host: HostId, operation: Operation, expectedSha256: string): Promise<Applied> =>
     invoke('apply_hooks', { host, operation, expectedSha256 }),
   readLog: (): Promise<LogSnapshot> => invoke('read_log'),
   listServices: (): Promise<ServicesView> => invoke('list_services'),

@@ -1,211 +1,154 @@
-// The shapes the Rust commands return (see src-tauri/src/commands.rs and the library's
-// `fabric-session-status/1`). Kept by hand; the browser and unit tests use them as fixtures.
+// Generated from the Rust types by src-tauri/src/bindings.rs (ts-rs): do not edit.
+// Regenerate: UPDATE_TS_TYPES=1 cargo test -p fabric-companion --lib bindings
 
-export type HostId = 'claude' | 'codex' | 'kimi';
+export type HostId = "claude" | "codex" | "kimi";
 
-export interface BoardRecord {
-  unread: number;
-  state: 'ready' | 'degraded' | 'unavailable';
-  observedAt: string;
-}
+export type Scope = "user" | "local" | "project";
 
-export interface SessionStatus {
-  id: string;
-  host: HostId;
-  project: string;
-  startedAt: string;
-  hostPid: number;
-  inTurn: boolean;
-  lastTurn?: { seq: number; at: string };
-  board: BoardRecord | null;
-}
+export type BoardState = "ready" | "degraded" | "unavailable";
 
-export interface HookSummary {
-  state: 'installed' | 'not-installed' | 'stale' | 'incomplete' | 'unreadable' | string;
-  commandPath?: string;
-  description: string;
-}
+export type BoardRecord = { unread: number, state: BoardState, observedAt: string, };
 
-export type ApprovalState = 'not-needed' | 'approved' | 'waiting' | 'changed' | 'turned-off' | 'hooks-off' | 'unknown';
+export type DownReason = "no hub.json" | "hub.json unreadable" | "its process is gone";
 
-export interface HookApproval {
-  event: string;
-  key: string;
-  hash: string;
-  verdict: 'approved' | 'waiting' | 'changed' | 'turned-off';
-  approvedElsewhere: boolean;
-}
+export type FabricRunState = "running" | "down";
 
-/** The host's own record of the person's approval of our hooks (Codex asks; the others do not). */
-export interface ApprovalSummary {
-  state: ApprovalState;
-  events?: string[];
-  approvedElsewhere?: boolean;
-  cause?: 'feature-off';
-  reason?: string;
-  hooks: HookApproval[];
-  /** What is left to do, in words; absent when the host needs no approval. */
-  description?: string;
-}
+export type SessionHooks = "active" | "inert";
 
-export interface HostVersion {
-  installed: string | null;
-  tested: string;
-  olderThanTested: boolean;
-  program?: string;
-}
+export type HookStateKind = "installed" | "not-installed" | "stale" | "incomplete" | "unreadable";
 
-export interface HostStatus {
-  host: HostId;
-  name: string;
-  fabricRegistered: boolean;
-  scopes: Array<'user' | 'local' | 'project'>;
-  hooks: HookSummary;
-  approval?: ApprovalSummary;
-  hostVersion: HostVersion;
-}
+export type HookSummary = { 
+/**
+ * `installed`, `not-installed`, `stale` (installed, but the command's program does not
+ * exist), `incomplete` (some of our events missing) or `unreadable` (the config does not
+ * parse).
+ */
+state: HookStateKind, 
+/**
+ * The program our installed command runs.
+ */
+commandPath?: string, 
+/**
+ * Words for a person.
+ */
+description: string, };
 
-export interface FabricStatus {
-  state: 'running' | 'down';
-  downReason?: string;
-  origin?: string;
-  pid?: number;
-  startedAt?: string;
-  features: string[];
-  hubJson: string;
-}
+export type HostStatus = { host: HostId, name: string, fabricRegistered: boolean, scopes: Array<Scope>, hooks: HookSummary, };
 
-export interface Status {
-  schema: string;
-  fabric: FabricStatus;
-  sessionHooks: 'active' | 'inert';
-  hosts: HostStatus[];
-  services: { dir: string; descriptors: number; local: number };
-  log: { path: string; rotated: string };
-  sessions: SessionStatus[];
-}
+export type FabricStatus = { state: FabricRunState, downReason?: DownReason, origin?: string, pid?: number, startedAt?: string, features: Array<string>, hubJson: string, };
 
-export interface TurnChanges {
-  filesChanged: number | null;
-  linesAdded: number | null;
-  linesRemoved: number | null;
-}
+export type ServicesStatus = { dir: string, descriptors: number, local: number, };
 
-export interface StatusView {
-  status: Status;
-  turnChanges: Record<string, TurnChanges>;
-  hookFiles: Array<{ host: HostId; file: string }>;
-  trayRunning: boolean;
-}
+export type LogStatus = { path: string, rotated: string, };
 
-export interface HookEntry {
-  event: string;
-  matcher: string | null;
-  command: string;
-  timeout: number | null;
-}
+export type TurnStatus = { seq: number, at: string, 
+/**
+ * What the turn left changed against HEAD (untracked files included); absent until the
+ * worker measured this turn, `null` outside a git repository.
+ */
+filesChanged?: number | null, linesAdded?: number | null, linesRemoved?: number | null, };
 
-export type Operation = 'install' | 'remove';
+export type SessionStatus = { id: string, host: HostId, project: string, startedAt: string, hostPid: number, 
+/**
+ * A prompt started a turn after the last Stop.
+ */
+inTurn: boolean, lastTurn?: TurnStatus, 
+/**
+ * The last board reading (`null` when the board never gave a count).
+ */
+board: BoardRecord | null, };
 
-export interface Plan {
-  host: HostId;
-  operation: Operation;
-  file: string;
-  exists: boolean;
-  sha256: string | null;
-  digest: string;
-  action: { kind: 'install' | 'remove' | 'nothing-to-do'; reason?: string };
-  add: HookEntry[];
-  remove: HookEntry[];
-  add_text: string;
-  remove_text: string;
-  program: string | null;
-  apply_command: string | null;
-  warnings: string[];
-  notes: string[];
-}
+export type Status = { schema: "fabric-session-status/1", fabric: FabricStatus, sessionHooks: SessionHooks, hosts: Array<HostStatus>, services: ServicesStatus, log: LogStatus, sessions: Array<SessionStatus>, };
 
-export interface PlanView {
-  plan: Plan;
-  diff: string;
-  changes: boolean;
-}
+export type Operation = "install" | "remove";
 
-export interface Applied {
-  file: string;
-  backup: string | null;
-  changed: boolean;
-  sha256: string;
-  plan: Plan;
-}
+export type Action = { "kind": "install" } | { "kind": "remove" } | { "kind": "nothing-to-do", reason: string, };
 
-export interface LogLine {
-  file: 'hooks.log' | 'hooks.log.1';
-  time: string;
-  event: string;
-  host: string;
-  session: string | null;
-  outcome: 'ok' | 'refused' | 'unknown' | 'unparsed';
-  code: string | null;
-  detail: string;
-  raw: string;
-}
+export type HookEntry = { 
+/**
+ * The host's event name (`SessionStart`, `Stop`, `UserPromptSubmit`, `SessionEnd`).
+ */
+event: string, 
+/**
+ * The matcher; `None` for a group without one (or, for entries found in a file, a
+ * group that also holds hooks not ours, whose matcher we do not report).
+ */
+matcher: string | null, 
+/**
+ * The command the host runs.
+ */
+command: string, 
+/**
+ * Seconds.
+ */
+timeout: number | null, };
 
-export interface LogSnapshot {
-  path: string;
-  rotated: string;
-  lines: LogLine[];
-}
+export type Plan = { host: HostId, operation: Operation, file: string, exists: boolean, sha256: string | null, digest: string, action: Action, add: Array<HookEntry>, remove: Array<HookEntry>, addText: string, removeText: string, program: string | null, applyCommand: string | null, warnings: Array<string>, notes: Array<string>, };
 
-export interface LogUpdate {
-  reset: boolean;
-  lines: LogLine[];
-}
+export type PlanView = { plan: Plan, diff: string, changes: boolean, };
 
-export type ServiceState = 'ready' | 'degraded' | 'down' | 'invalid' | 'foreign' | 'not-probed';
+export type Applied = { file: string, backup: string | null, changed: boolean, sha256: string, plan: Plan, };
 
-export interface ServiceView {
-  file: string;
-  id: string | null;
-  instance: string | null;
-  name: string | null;
-  origin: string | null;
-  placement: string;
-  manager: string | null;
-  state: ServiceState;
-  detail: string;
-  reported: string | null;
-  version: string | null;
-  degraded: string[];
-}
+export type TurnChanges = { filesChanged: number | null, linesAdded: number | null, linesRemoved: number | null, };
 
-export interface ServicesView {
-  dir: string;
-  services: ServiceView[];
-}
+export type HostFile = { host: HostId, file: string, };
 
-export interface SettingsForm {
-  watchIntervalSecs: number;
-  notifications: boolean;
-  quietStart: string | null;
-  quietEnd: string | null;
-  launchAtLogin: boolean;
-}
+export type StatusView = { status: Status, 
+/**
+ * Session id → the changes its last turn left (only sessions that had a turn).
+ */
+turnChanges: { [key in string]: TurnChanges }, 
+/**
+ * Each host's hook config file.
+ */
+hookFiles: Array<HostFile>, trayRunning: boolean, };
 
-export interface SettingsView {
-  path: string;
-  form: SettingsForm;
-  notificationsPausedUntil: string | null;
-  minIntervalSecs: number;
-  autostartFile: string;
-  autostartPresent: boolean;
-}
+export type LogFile = "hooks.log" | "hooks.log.1";
 
-export interface TestNotification {
-  requested: boolean;
-  trayRunning: boolean;
-}
+export type LogOutcome = "ok" | "refused" | "unknown" | "unparsed";
 
-export interface StateChanged {
-  kinds: Array<'status' | 'services' | 'settings'>;
-}
+export type LogLine = { file: LogFile, time: string, event: string, host: string, session: string | null, outcome: LogOutcome, 
+/**
+ * The refusal code, for `refused`.
+ */
+code: string | null, detail: string, raw: string, };
+
+export type LogSnapshot = { path: string, rotated: string, lines: Array<LogLine>, };
+
+export type LogUpdate = { 
+/**
+ * The page must drop what it has and take `lines` as the whole log.
+ */
+reset: boolean, lines: Array<LogLine>, };
+
+export type ServiceState = "ready" | "degraded" | "down" | "invalid" | "foreign" | "not-probed";
+
+export type ServiceView = { 
+/**
+ * The descriptor's file name.
+ */
+file: string, id: string | null, instance: string | null, name: string | null, origin: string | null, placement: string, manager: string | null, state: ServiceState, 
+/**
+ * Why, in words.
+ */
+detail: string, 
+/**
+ * The service's own status word (`starting`, `ready`, `degraded`, `stopping`).
+ */
+reported: string | null, version: string | null, degraded: Array<string>, };
+
+export type ServicesView = { dir: string, services: Array<ServiceView>, };
+
+export type SettingsForm = { watchIntervalSecs: number, notifications: boolean, 
+/**
+ * `HH:MM`, both or neither.
+ */
+quietStart: string | null, quietEnd: string | null, launchAtLogin: boolean, };
+
+export type SettingsView = { path: string, form: SettingsForm, notificationsPausedUntil: string | null, minIntervalSecs: number, autostartFile: string, autostartPresent: boolean, };
+
+export type TestNotification = { requested: boolean, trayRunning: boolean, };
+
+export type StateKind = "status" | "services" | "settings";
+
+export type StateChanged = { kinds: Array<StateKind>, };

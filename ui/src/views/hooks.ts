@@ -6,7 +6,7 @@
 
 import { errorText, type Api } from '../api';
 import { badge, h, patchChildren } from '../dom';
-import type { ApprovalState, HostStatus, Operation, PlanView, StatusView } from '../types';
+import type { ApprovalState, HostId, HostStatus, Operation, PlanView, StatusView } from '../types';
 
 const CODEX_TRUST =
   'Codex runs a hook only after you approve it in /hooks, and asks again whenever its command or its place in hooks.json changes.';
@@ -125,11 +125,11 @@ export class HooksView {
       const button = (event.target as HTMLElement).closest('button[data-action]');
       const card = button?.closest('[data-host]');
       if (!button || !card) return;
-      void this.showPlan(card.getAttribute('data-host') ?? '', button.getAttribute('data-action') as Operation);
+      void this.showPlan(card.getAttribute('data-host') as HostId, button.getAttribute('data-action') as Operation);
     });
   }
 
-  async showPlan(host: string, operation: Operation): Promise<void> {
+  async showPlan(host: HostId, operation: Operation): Promise<void> {
     this.planEl.hidden = false;
     this.planEl.replaceChildren(h('p', {}, 'Working out the change…'));
     let view: PlanView;
@@ -147,7 +147,7 @@ export class HooksView {
     const verb = p.operation === 'install' ? 'Install' : 'Remove';
     const title = h('h2', { id: 'plan-h', tabindex: -1 }, `${verb} hooks: ${p.file}`);
     const nothing = p.action.kind === 'nothing-to-do';
-    const entries = p.operation === 'install' ? p.add_text : p.remove_text;
+    const entries = p.operation === 'install' ? p.addText : p.removeText;
     const cancel = h('button', { type: 'button', 'data-action': 'cancel' }, nothing ? 'Close' : 'Cancel');
     cancel.addEventListener('click', () => {
       this.planEl.hidden = true;
@@ -177,11 +177,13 @@ export class HooksView {
         p.program ? h('dt', {}, 'Hooks run') : null,
         p.program ? h('dd', { class: 'path' }, p.program) : null,
       ),
-      nothing ? h('p', { 'data-fact': 'nothing' }, `Nothing to do: ${p.action.reason ?? ''}.`) : null,
+      p.action.kind === 'nothing-to-do'
+        ? h('p', { 'data-fact': 'nothing' }, `Nothing to do: ${p.action.reason}.`)
+        : null,
       !nothing && entries ? h('h3', {}, p.operation === 'install' ? 'Entries to add' : 'Entries to take out') : null,
       !nothing && entries ? h('pre', { class: 'entries' }, entries) : null,
-      !nothing && p.operation === 'install' && p.remove_text ? h('h3', {}, 'Old entries replaced') : null,
-      !nothing && p.operation === 'install' && p.remove_text ? h('pre', { class: 'entries' }, p.remove_text) : null,
+      !nothing && p.operation === 'install' && p.removeText ? h('h3', {}, 'Old entries replaced') : null,
+      !nothing && p.operation === 'install' && p.removeText ? h('pre', { class: 'entries' }, p.removeText) : null,
       !nothing ? h('h3', {}, 'Diff') : null,
       !nothing ? diffBlock(view.diff) : null,
       ...p.warnings.map((w) => h('p', { class: 'warning' }, `Warning: ${w}`)),
@@ -192,7 +194,7 @@ export class HooksView {
     title.focus();
   }
 
-  private async apply(host: string, operation: Operation, digest: string): Promise<void> {
+  private async apply(host: HostId, operation: Operation, digest: string): Promise<void> {
     const buttons = this.planEl.querySelectorAll('button');
     buttons.forEach((b) => (b.disabled = true));
     try {

@@ -12,6 +12,7 @@ pub const COMMS_PROTOCOL: &str = "fabric-project-comms/0.1";
 
 /// `board.state` of `com.status`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "lowercase")]
 pub enum BoardState {
     Ready,

@@ -38,15 +38,19 @@ impl Hub {
     }
 }
 
-/// Why Fabric counts as down.
+/// Why Fabric counts as down. Serialized as its words for a person (`status --json`'s
+/// `downReason`, schema `fabric-session-status/1`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "kebab-case")]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub enum DownReason {
     /// There is no `hub.json`.
+    #[serde(rename = "no hub.json")]
     NoHubFile,
     /// `hub.json` could not be read or parsed, or speaks another protocol.
+    #[serde(rename = "hub.json unreadable")]
     BadHubFile,
     /// The pid in `hub.json` is not alive.
+    #[serde(rename = "its process is gone")]
     DeadPid,
 }
 

@@ -35,6 +35,7 @@ const CACHE_FROM_BYTES: u64 = 64 * 1024;
 
 /// Where a `fabric` registration was found.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "kebab-case")]
 pub enum Scope {
     /// Claude Code user scope, Codex's config, or Kimi Code's home `mcp.json`.

@@ -121,6 +121,7 @@ pub struct EndRecord {
 
 /// `board.json`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct BoardRecord {
     pub unread: u64,

@@ -9,7 +9,8 @@ use serde::Serialize;
 use crate::approval::{self, HostApproval};
 use crate::host::Host;
 use crate::host_version;
-use crate::hub::{FabricState, read_fabric_state};
+use crate::hub::{DownReason, FabricState, read_fabric_state};
+use crate::install::HookStateKind;
 use crate::paths::Paths;
 use crate::registration::{self, Scope};
 use crate::services;
@@ -18,13 +19,32 @@ use crate::spool::{self, BoardRecord};
 /// The schema name carried in the JSON.
 pub const STATUS_SCHEMA: &str = "fabric-session-status/1";
 
+/// Whether Fabric runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[serde(rename_all = "lowercase")]
+pub enum FabricRunState {
+    Running,
+    Down,
+}
+
+/// Whether the session hooks do anything: Fabric runs and advertises `session-hooks/1`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[serde(rename_all = "lowercase")]
+pub enum SessionHooks {
+    Active,
+    Inert,
+}
+
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct Status {
+    #[cfg_attr(feature = "ts", ts(type = "\"fabric-session-status/1\""))]
     pub schema: &'static str,
     pub fabric: FabricStatus,
-    /// `active` or `inert`.
-    pub session_hooks: &'static str,
+    pub session_hooks: SessionHooks,
     pub hosts: Vec<HostStatus>,
     pub services: ServicesStatus,
     pub log: LogStatus,
@@ -32,23 +52,28 @@ pub struct Status {
 }
 
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct FabricStatus {
-    /// `running` or `down`.
-    pub state: &'static str,
+    pub state: FabricRunState,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub down_reason: Option<&'static str>,
+    #[cfg_attr(feature = "ts", ts(optional))]
+    pub down_reason: Option<DownReason>,
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "ts", ts(optional))]
     pub origin: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "ts", ts(optional))]
     pub pid: Option<u32>,
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "ts", ts(optional))]
     pub started_at: Option<String>,
     pub features: Vec<String>,
     pub hub_json: PathBuf,
 }
 
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct HostStatus {
     pub host: Host,
@@ -66,6 +91,7 @@ pub struct HostStatus {
 
 /// A host's approval of our hooks, with what is left to do.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct ApprovalSummary {
     #[serde(flatten)]
@@ -84,6 +110,7 @@ impl ApprovalSummary {
 
 /// A host's installed version against the tested one.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct HostVersionStatus {
     /// `null` when no file beside the host's program says it (or there is no program).
@@ -113,6 +140,7 @@ impl HostVersionStatus {
 }
 
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct ServicesStatus {
     pub dir: PathBuf,
@@ -121,6 +149,7 @@ pub struct ServicesStatus {
 }
 
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct LogStatus {
     pub path: PathBuf,
@@ -128,6 +157,7 @@ pub struct LogStatus {
 }
 
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct SessionStatus {
     pub id: String,
@@ -138,12 +168,14 @@ pub struct SessionStatus {
     /// A prompt started a turn after the last Stop.
     pub in_turn: bool,
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "ts", ts(optional))]
     pub last_turn: Option<TurnStatus>,
     /// The last board reading (`null` when the board never gave a count).
     pub board: Option<BoardRecord>,
 }
 
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct TurnStatus {
     pub seq: u64,
@@ -151,23 +183,28 @@ pub struct TurnStatus {
     /// What the turn left changed against HEAD (untracked files included); absent until the
     /// worker measured this turn, `null` outside a git repository.
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "ts", ts(optional))]
     pub files_changed: Option<Option<u64>>,
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "ts", ts(optional))]
     pub lines_added: Option<Option<u64>>,
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "ts", ts(optional))]
     pub lines_removed: Option<Option<u64>>,
 }
 
 /// Whether our hooks are in a host's config.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct HookSummary {
     /// `installed`, `not-installed`, `stale` (installed, but the command's program does not
     /// exist), `incomplete` (some of our events missing) or `unreadable` (the config does not
     /// parse).
-    pub state: &'static str,
+    pub state: HookStateKind,
     /// The program our installed command runs.
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "ts", ts(optional))]
     pub command_path: Option<PathBuf>,
     /// Words for a person.
     pub description: String,
@@ -184,7 +221,7 @@ impl HookSummary {
 pub fn hook_summary(host: Host, paths: &Paths) -> HookSummary {
     let state = crate::install::hook_state(host, paths);
     HookSummary {
-        state: state.word(),
+        state: state.kind(),
         command_path: state.command_path().map(Path::to_path_buf),
         description: state.describe(),
     }
@@ -223,7 +260,7 @@ pub fn collect(paths: &Paths, cwd: Option<&Path>) -> Status {
     let fabric = read_fabric_state(&paths.hub_json());
     let fabric_status = match &fabric {
         FabricState::Running(hub) => FabricStatus {
-            state: "running",
+            state: FabricRunState::Running,
             down_reason: None,
             origin: Some(hub.origin.clone()),
             pid: Some(hub.pid),
@@ -232,8 +269,8 @@ pub fn collect(paths: &Paths, cwd: Option<&Path>) -> Status {
             hub_json: paths.hub_json(),
         },
         FabricState::Down(reason) => FabricStatus {
-            state: "down",
-            down_reason: Some(reason.describe()),
+            state: FabricRunState::Down,
+            down_reason: Some(*reason),
             origin: None,
             pid: None,
             started_at: None,
@@ -283,9 +320,9 @@ pub fn collect(paths: &Paths, cwd: Option<&Path>) -> Status {
     Status {
         schema: STATUS_SCHEMA,
         session_hooks: if fabric.session_hooks_active() {
-            "active"
+            SessionHooks::Active
         } else {
-            "inert"
+            SessionHooks::Inert
         },
         fabric: fabric_status,
         hosts,
@@ -307,14 +344,14 @@ pub fn render_text(status: &Status) -> String {
     let mut out = String::new();
     let fabric = &status.fabric;
     match fabric.state {
-        "running" => out.push_str(&format!(
+        FabricRunState::Running => out.push_str(&format!(
             "Fabric: running at {} (pid {})\n",
             fabric.origin.as_deref().unwrap_or("?"),
             fabric.pid.unwrap_or(0)
         )),
-        _ => out.push_str(&format!(
+        FabricRunState::Down => out.push_str(&format!(
             "Fabric: down ({})\n",
-            fabric.down_reason.unwrap_or("unknown")
+            fabric.down_reason.map_or("unknown", DownReason::describe)
         )),
     }
     let features = if fabric.features.is_empty() {
@@ -323,7 +360,11 @@ pub fn render_text(status: &Status) -> String {
         fabric.features.join(", ")
     };
     out.push_str(&format!("Features: {features}\n"));
-    out.push_str(&format!("Session hooks: {}\n", status.session_hooks));
+    let session_hooks = match status.session_hooks {
+        SessionHooks::Active => "active",
+        SessionHooks::Inert => "inert",
+    };
+    out.push_str(&format!("Session hooks: {session_hooks}\n"));
     for host in &status.hosts {
         let registered = if host.fabric_registered {
             let scopes: Vec<&str> = host.scopes.iter().map(|s| scope_word(*s)).collect();

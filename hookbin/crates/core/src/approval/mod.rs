@@ -18,6 +18,7 @@ pub use codex::hooks_feature as codex_hooks_feature;
 
 /// Where one hook of ours stands with the host.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "kebab-case")]
 pub enum HookVerdict {
     /// Approved as it is now: the host runs it.
@@ -33,6 +34,7 @@ pub enum HookVerdict {
 
 /// One hook of ours as the host sees it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct HookApproval {
     /// The host's event name (`SessionStart`, …).
@@ -49,6 +51,7 @@ pub struct HookApproval {
 
 /// Why the host runs none of its hooks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "kebab-case")]
 pub enum HooksOff {
     /// Codex: `[features] hooks = false` (or the older `codex_hooks = false`) in `config.toml`.
@@ -57,6 +60,7 @@ pub enum HooksOff {
 
 /// Whether a host runs our hooks, host-wide.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(
     tag = "state",
     rename_all = "kebab-case",
@@ -155,6 +159,7 @@ impl Approval {
 
 /// A host's approval of our hooks, with the hook-by-hook record behind it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct HostApproval {
     #[serde(flatten)]
     pub approval: Approval,

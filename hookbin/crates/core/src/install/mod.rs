@@ -45,7 +45,7 @@ use std::fs;
 use std::io;
 use std::path::{Path, PathBuf};
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
 use crate::fsutil;
@@ -64,7 +64,8 @@ pub const HOOK_TIMEOUT_SECS: u64 = 5;
 pub const MAX_CONFIG_BYTES: u64 = 8 * 1024 * 1024;
 
 /// Add our entries, or take them out.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "lowercase")]
 pub enum Operation {
     Install,
@@ -74,6 +75,7 @@ pub enum Operation {
 /// One hook entry, format-independent: a Codex or Claude Code matcher group holding one
 /// command hook, or one Kimi Code `[[hooks]]` table.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS), ts(rename = "HookEntry"))]
 pub struct Entry {
     /// The host's event name (`SessionStart`, `Stop`, `UserPromptSubmit`, `SessionEnd`).
     pub event: String,
@@ -120,15 +122,38 @@ pub enum HookState {
     Unreadable { reason: String },
 }
 
+/// Which [`HookState`] it is, without its details (`status`'s `hooks.state`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[serde(rename_all = "kebab-case")]
+pub enum HookStateKind {
+    Installed,
+    NotInstalled,
+    Stale,
+    Incomplete,
+    Unreadable,
+}
+
 impl HookState {
+    /// Which state this is.
+    pub fn kind(&self) -> HookStateKind {
+        match self {
+            HookState::NotInstalled => HookStateKind::NotInstalled,
+            HookState::Installed { .. } => HookStateKind::Installed,
+            HookState::Stale { .. } => HookStateKind::Stale,
+            HookState::Incomplete { .. } => HookStateKind::Incomplete,
+            HookState::Unreadable { .. } => HookStateKind::Unreadable,
+        }
+    }
+
     /// `installed`, `not-installed`, `stale`, `incomplete` or `unreadable`.
     pub fn word(&self) -> &'static str {
-        match self {
-            HookState::NotInstalled => "not-installed",
-            HookState::Installed { .. } => "installed",
-            HookState::Stale { .. } => "stale",
-            HookState::Incomplete { .. } => "incomplete",
-            HookState::Unreadable { .. } => "unreadable",
+        match self.kind() {
+            HookStateKind::NotInstalled => "not-installed",
+            HookStateKind::Installed => "installed",
+            HookStateKind::Stale => "stale",
+            HookStateKind::Incomplete => "incomplete",
+            HookStateKind::Unreadable => "unreadable",
         }
     }
 
