@@ -1,11 +1,14 @@
 //! The Services view: reads every `fabric-service/0.1` descriptor in the services folder,
-//! validates it against the vendored contract schemas, and probes each local one at
-//! `GET <origin>/.well-known/fabric-service` by the contract's rules: 2 s timeout, no redirects,
-//! no auth, an answer naming another service is foreign. Read-only: it never starts, stops or
-//! signals a service, and never opens a token file.
+//! checks it against the contract's rules ([`contract`], typed Rust), and probes each local
+//! one at `GET <origin>/.well-known/fabric-service` by the contract's rules: 2 s timeout, no
+//! redirects, no auth, never through a proxy (the environment's `HTTP_PROXY`/`ALL_PROXY` are
+//! ignored: a probe of 127.0.0.1 goes straight there), an answer naming another service is
+//! foreign. Read-only: it never starts, stops or signals a service, and never opens a token
+//! file.
+
+pub mod contract;
 
 use std::path::Path;
-use std::sync::OnceLock;
 use std::time::Duration;
 
 use serde::Serialize;
@@ -15,79 +18,23 @@ const PROBE_TIMEOUT: Duration = Duration::from_secs(2);
 const DESCRIPTOR_LIMIT: u64 = 256 * 1024;
 const ANSWER_LIMIT: u64 = 256 * 1024;
 const MAX_DESCRIPTORS: usize = 64;
-const SCHEMA_BASE: &str = "https://fabric.passioncode.ai/agent-contract/0.1.0/schemas/";
 
-const SCHEMAS: [(&str, &str); 3] = [
-    (
-        "common.schema.json",
-        include_str!("../../tests/fabric-contract/schemas/common.schema.json"),
-    ),
-    (
-        "service-common.schema.json",
-        include_str!("../../tests/fabric-contract/schemas/service-common.schema.json"),
-    ),
-    (
-        "service-descriptor.schema.json",
-        include_str!("../../tests/fabric-contract/schemas/service-descriptor.schema.json"),
-    ),
-];
-const WELL_KNOWN_SCHEMA: &str =
-    include_str!("../../tests/fabric-contract/schemas/service-well-known.schema.json");
-
-struct Validators {
-    descriptor: jsonschema::Validator,
-    well_known: jsonschema::Validator,
-}
-
-fn validators() -> &'static Validators {
-    static CELL: OnceLock<Validators> = OnceLock::new();
-    CELL.get_or_init(|| {
-        let mut registry = jsonschema::Registry::new();
-        let mut docs: Vec<(&str, Value)> = SCHEMAS
-            .iter()
-            .map(|(name, text)| (*name, serde_json::from_str(text).expect("vendored schema")))
-            .collect();
-        docs.push((
-            "service-well-known.schema.json",
-            serde_json::from_str(WELL_KNOWN_SCHEMA).expect("vendored schema"),
-        ));
-        for (name, doc) in &docs {
-            registry = registry
-                .add(format!("{SCHEMA_BASE}{name}"), doc.clone())
-                .expect("vendored schema registers");
-        }
-        let registry = registry.prepare().expect("vendored schemas resolve");
-        let build = |name: &str| {
-            jsonschema::options()
-                .with_registry(&registry)
-                .build(&serde_json::json!({ "$ref": format!("{SCHEMA_BASE}{name}") }))
-                .expect("vendored schema compiles")
-        };
-        Validators {
-            descriptor: build("service-descriptor.schema.json"),
-            well_known: build("service-well-known.schema.json"),
-        }
-    })
-}
-
-/// The first few schema errors, as short words for a person.
-fn schema_errors(validator: &jsonschema::Validator, doc: &Value) -> Vec<String> {
-    validator
-        .iter_errors(doc)
-        .take(3)
-        .map(|e| {
-            let at = e.instance_path().to_string();
-            if at.is_empty() {
-                e.to_string()
-            } else {
-                format!("{at}: {e}")
-            }
-        })
-        .collect()
+/// What the Services view says of a service.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
+#[serde(rename_all = "kebab-case")]
+pub enum ServiceState {
+    Ready,
+    Degraded,
+    Down,
+    Invalid,
+    Foreign,
+    NotProbed,
 }
 
 /// One service as the Services view shows it.
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct ServiceView {
     /// The descriptor's file name.
@@ -98,8 +45,7 @@ pub struct ServiceView {
     pub origin: Option<String>,
     pub placement: String,
     pub manager: Option<String>,
-    /// `ready`, `degraded`, `down`, `invalid`, `foreign` or `not-probed`.
-    pub state: &'static str,
+    pub state: ServiceState,
     /// Why, in words.
     pub detail: String,
     /// The service's own status word (`starting`, `ready`, `degraded`, `stopping`).
@@ -154,7 +100,7 @@ pub fn inspect(path: &Path) -> ServiceView {
         origin: None,
         placement: "local".into(),
         manager: None,
-        state: "invalid",
+        state: ServiceState::Invalid,
         detail: String::new(),
         reported: None,
         version: None,
@@ -175,17 +121,16 @@ pub fn inspect(path: &Path) -> ServiceView {
     view.origin = text(&doc, "/origin");
     view.placement = text(&doc, "/placement").unwrap_or_else(|| "local".into());
     view.manager = text(&doc, "/lifecycle/manager");
-    let errors = schema_errors(&validators().descriptor, &doc);
-    if !errors.is_empty() {
-        view.detail = format!(
-            "The descriptor does not follow fabric-service/0.1: {}",
-            errors.join("; ")
-        );
-        return view;
-    }
-    let origin = view.origin.clone().unwrap_or_default();
+    let descriptor = match contract::descriptor(&doc) {
+        Ok(descriptor) => descriptor,
+        Err(why) => {
+            view.detail = format!("The descriptor does not follow fabric-service/0.1: {why}");
+            return view;
+        }
+    };
+    let origin = descriptor.origin.clone();
     if !companion_core::services::origin_is_loopback(&origin) {
-        view.state = "not-probed";
+        view.state = ServiceState::NotProbed;
         view.detail = "A remote service: the dashboard probes local services only.".into();
         return view;
     }
@@ -198,20 +143,23 @@ fn probe(view: &mut ServiceView, origin: &str) {
         .timeout_global(Some(PROBE_TIMEOUT))
         .max_redirects(0)
         .http_status_as_error(false)
+        // Never a proxy: the environment's HTTP_PROXY / ALL_PROXY / http_proxy would send a
+        // probe of 127.0.0.1 elsewhere, showing wrong states and leaking ids and ports.
+        .proxy(None)
         .build()
         .into();
     let url = format!("{origin}/.well-known/fabric-service");
     let mut response = match agent.get(&url).call() {
         Ok(r) => r,
         Err(e) => {
-            view.state = "down";
+            view.state = ServiceState::Down;
             view.detail = format!("No answer at {origin} ({}).", short_error(&e));
             return;
         }
     };
     let status = response.status().as_u16();
     if status != 200 {
-        view.state = "down";
+        view.state = ServiceState::Down;
         view.detail = if (300..400).contains(&status) {
             format!("{origin} answered with a redirect ({status}); redirects are not followed.")
         } else {
@@ -230,57 +178,46 @@ fn probe(view: &mut ServiceView, origin: &str) {
     {
         Ok(v) => v,
         Err(why) => {
-            view.state = "invalid";
+            view.state = ServiceState::Invalid;
             view.detail = format!("The answer is not JSON ({why}).");
             return;
         }
     };
-    let errors = schema_errors(&validators().well_known, &answer);
-    if !errors.is_empty() {
-        view.state = "invalid";
-        view.detail = format!(
-            "The answer does not follow the contract: {}",
-            errors.join("; ")
-        );
-        return;
-    }
-    let (id, instance) = (
-        text(&answer, "/service/id"),
-        text(&answer, "/service/instance"),
-    );
-    if id != view.id || instance != view.instance {
-        view.state = "foreign";
+    let answer = match contract::well_known(&answer) {
+        Ok(answer) => answer,
+        Err(why) => {
+            view.state = ServiceState::Invalid;
+            view.detail = format!("The answer does not follow the contract: {why}");
+            return;
+        }
+    };
+    let service = &answer.service;
+    if Some(&service.id) != view.id.as_ref() || Some(&service.instance) != view.instance.as_ref() {
+        view.state = ServiceState::Foreign;
         view.detail = format!(
             "Something else answers at {origin}: it says it is {}.{}, not this service.",
-            id.unwrap_or_default(),
-            instance.unwrap_or_default()
+            service.id, service.instance
         );
         return;
     }
-    view.version = text(&answer, "/service/version");
-    view.reported = text(&answer, "/status");
+    view.version = Some(service.version.clone());
+    view.reported = Some(answer.status.as_str().to_string());
     view.degraded = answer
-        .get("degraded")
-        .and_then(Value::as_array)
-        .map(|items| {
-            items
-                .iter()
-                .map(|d| {
-                    let source = text(d, "/source").unwrap_or_default();
-                    let reason = text(d, "/reason").unwrap_or_default();
-                    format!("{source}: {reason}")
-                })
-                .collect()
-        })
-        .unwrap_or_default();
-    let (state, detail) = match view.reported.as_deref() {
-        Some("ready") => ("ready", "Ready.".to_string()),
-        Some("degraded") => ("degraded", "Running, with problems.".to_string()),
-        Some(other) => ("degraded", format!("Running, {other}.")),
-        None => ("invalid", "The answer has no status.".to_string()),
+        .degraded
+        .iter()
+        .map(|d| format!("{}: {}", d.source, d.reason))
+        .collect();
+    (view.state, view.detail) = match answer.status {
+        contract::ServiceStatus::Ready => (ServiceState::Ready, "Ready.".to_string()),
+        contract::ServiceStatus::Degraded => (
+            ServiceState::Degraded,
+            "Running, with problems.".to_string(),
+        ),
+        other => (
+            ServiceState::Degraded,
+            format!("Running, {}.", other.as_str()),
+        ),
     };
-    view.state = state;
-    view.detail = detail;
 }
 
 fn short_error(e: &ureq::Error) -> String {
@@ -323,7 +260,7 @@ mod tests {
     }
 
     #[test]
-    fn contract_fixtures_validate_as_catalogued() {
+    fn contract_fixtures_read_as_catalogued() {
         let catalogue = fixture("catalogue.json");
         let entries = catalogue
             .get("fixtures")
@@ -334,14 +271,14 @@ mod tests {
         let mut checked = 0;
         for entry in entries {
             let schema = entry["schema"].as_str().unwrap();
-            let validator = match schema {
-                "service-descriptor.schema.json" => &validators().descriptor,
-                "service-well-known.schema.json" => &validators().well_known,
+            let doc = fixture(entry["path"].as_str().unwrap());
+            let valid = match schema {
+                "service-descriptor.schema.json" => contract::descriptor(&doc).is_ok(),
+                "service-well-known.schema.json" => contract::well_known(&doc).is_ok(),
                 _ => continue,
             };
-            let doc = fixture(entry["path"].as_str().unwrap());
             assert_eq!(
-                validator.is_valid(&doc),
+                valid,
                 entry["valid"].as_bool().unwrap(),
                 "{}",
                 entry["path"]
@@ -408,30 +345,33 @@ mod tests {
             .port();
 
         let v = inspect(&descriptor(&dir, "example-agent", degraded));
-        assert_eq!(v.state, "degraded", "{}", v.detail);
+        assert_eq!(v.state, ServiceState::Degraded, "{}", v.detail);
         assert_eq!(v.degraded.len(), 1);
         assert_eq!(
             inspect(&descriptor(&dir, "example-agent", ready)).state,
-            "ready"
+            ServiceState::Ready
         );
         assert_eq!(
             inspect(&descriptor(&dir, "other-agent", ready)).state,
-            "foreign"
+            ServiceState::Foreign
         );
         assert_eq!(
             inspect(&descriptor(&dir, "gone-agent", closed)).state,
-            "down"
+            ServiceState::Down
         );
         assert_eq!(
             inspect(&descriptor(&dir, "moved-agent", redirect)).state,
-            "down"
+            ServiceState::Down
         );
         std::fs::write(
             dir.join("bad.default.json"),
             "{\"protocol\":\"fabric-service/0.1\"}",
         )
         .unwrap();
-        assert_eq!(inspect(&dir.join("bad.default.json")).state, "invalid");
+        assert_eq!(
+            inspect(&dir.join("bad.default.json")).state,
+            ServiceState::Invalid
+        );
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }
