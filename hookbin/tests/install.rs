@@ -982,3 +982,43 @@ fn a_symlink_to_a_missing_file_is_refused() {
         assert!(!missing.exists(), "{host}");
     }
 }
+
+/// The dry run names where each of our entries goes (the event, how many groups are before
+/// it) and shows nothing else of the file: a settings `env` block's key stays unseen, in the
+/// text and in `--json`.
+#[test]
+fn a_dry_run_says_where_our_entries_go_and_shows_no_other_value() {
+    let sandbox = Sandbox::new();
+    sandbox.install_stable_binary();
+    let file = sandbox.config("claude");
+    fs::create_dir_all(file.parent().unwrap()).unwrap();
+    let secret = "API_KEY=sk-secret-from-env-block";
+    let settings = serde_json::json!({
+        "env": {"API_KEY": secret},
+        "hooks": {"SessionStart": [
+            {"matcher": "startup", "hooks": [{"type": "command", "command": "~/bin/a.sh"}]},
+            {"matcher": "resume", "hooks": [{"type": "command", "command": "~/bin/b.sh"}]}
+        ]}
+    });
+    fs::write(&file, serde_json::to_string_pretty(&settings).unwrap()).unwrap();
+    let dry = sandbox.install("claude", &[]);
+    dry.ok();
+    assert!(
+        dry.stdout
+            .contains("(in hooks.SessionStart, after 2 other groups)"),
+        "{}",
+        dry.stdout
+    );
+    assert!(
+        dry.stdout.contains("(in hooks.Stop, the first group)"),
+        "{}",
+        dry.stdout
+    );
+    assert!(!dry.stdout.contains("sk-secret"), "{}", dry.stdout);
+    let plan = sandbox.plan("claude", &[]);
+    assert_eq!(
+        plan["add_at"][0],
+        "in hooks.SessionStart, after 2 other groups"
+    );
+    assert!(!plan.to_string().contains("sk-secret"), "{plan}");
+}

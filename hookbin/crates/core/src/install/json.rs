@@ -175,6 +175,78 @@ impl ConfigDoc for JsonDoc {
         }
     }
 
+    fn positions(&self, remove: &[usize], add: &[Entry]) -> (Vec<String>, Vec<String>) {
+        let groups_in = |event: &str| {
+            self.root
+                .get("hooks")
+                .and_then(|h| h.get(event))
+                .and_then(Value::as_array)
+        };
+        let removed: Vec<&(String, usize, usize)> =
+            remove.iter().map(|&i| &self.places[i]).collect();
+        let remove_at = removed
+            .iter()
+            .map(|(event, g, h)| {
+                let groups = groups_in(event).map_or(0, Vec::len);
+                let hooks = groups_in(event)
+                    .and_then(|gs| gs.get(*g))
+                    .and_then(|group| group.get("hooks"))
+                    .and_then(Value::as_array)
+                    .map_or(0, Vec::len);
+                let mut at = format!("from hooks.{event}, group {} of {groups}", g + 1);
+                if hooks > 1 {
+                    at.push_str(&format!(
+                        " (hook {} of {hooks}; the group's other hooks stay)",
+                        h + 1
+                    ));
+                }
+                at
+            })
+            .collect();
+        // Groups left in each event once ours are out: all but those whose every hook goes.
+        let mut before_adds: std::collections::BTreeMap<&str, usize> = Default::default();
+        let add_at = add
+            .iter()
+            .map(|entry| {
+                let event = entry.event.as_str();
+                let count = before_adds.entry(event).or_insert_with(|| {
+                    let groups = groups_in(event).map_or(0, Vec::len);
+                    let emptied = (0..groups)
+                        .filter(|&g| {
+                            let hooks = groups_in(event)
+                                .and_then(|gs| gs.get(g))
+                                .and_then(|group| group.get("hooks"))
+                                .and_then(Value::as_array)
+                                .map_or(0, Vec::len);
+                            let going = removed
+                                .iter()
+                                .filter(|(e, gi, _)| e == event && *gi == g)
+                                .count();
+                            hooks > 0 && going == hooks
+                        })
+                        .count();
+                    groups - emptied
+                });
+                let at = match *count {
+                    0 => format!("in hooks.{event}, the first group"),
+                    1 => format!("in hooks.{event}, after 1 other group"),
+                    n => format!("in hooks.{event}, after {n} other groups"),
+                };
+                *count += 1;
+                at
+            })
+            .collect();
+        (remove_at, add_at)
+    }
+
+    fn entry_text(&self, entry: &Entry) -> String {
+        let mut buf = Vec::new();
+        let formatter = serde_json::ser::PrettyFormatter::with_indent(b"  ");
+        let mut serializer = serde_json::Serializer::with_formatter(&mut buf, formatter);
+        let _ = group_value(entry).serialize(&mut serializer);
+        String::from_utf8(buf).unwrap_or_default()
+    }
+
     fn layout_warning(&self) -> Option<String> {
         (!self.layout_kept).then(|| {
             format!(

@@ -9,6 +9,12 @@
 //! lines and that separator. `toml_edit` finds the tables and their spans; the edit is then
 //! checked with the `toml` parser: everything but our tables must be the same data.
 //!
+//! Why not `toml_edit`'s document API (`DocumentMut`, push/remove in the `hooks` array of
+//! tables, then `to_string()`): checked with toml_edit 0.25, it does not keep the byte-for-byte
+//! round trip promised here. A CRLF file comes back with LF line endings even when nothing
+//! was changed, and a file without a final line break gets one; both are cases of the install
+//! tests. So `toml_edit` only locates the tables, and the edit stays a cut and an append.
+//!
 //! It never rewrites a table that is not ours and never prints a value from the file. A
 //! `hooks` key that is not an array of `[[hooks]]` tables (an inline array, a `[hooks]`
 //! table) is refused.
@@ -65,6 +71,8 @@ pub(crate) struct TomlDoc {
     /// The whole file as data, to check an edit against.
     data: toml::Table,
     ours: Vec<Entry>,
+    /// How many `[[hooks]]` tables the file has (ours and others).
+    tables: usize,
     /// For each of `ours`: its index among the `[[hooks]]` tables, and its span from the
     /// start of its header line to the end of its last value's line (line break excluded).
     places: Vec<(usize, Option<Range<usize>>)>,
@@ -94,9 +102,11 @@ impl TomlDoc {
             .map_err(|_| not_parseable("the toml parser refuses it".into()))?;
         let mut ours = Vec::new();
         let mut places = Vec::new();
+        let mut count = 0;
         match doc.as_table().get("hooks") {
             None => {}
             Some(toml_edit::Item::ArrayOfTables(tables)) => {
+                count = tables.len();
                 for (index, table) in tables.iter().enumerate() {
                     let text_of = |key: &str| table.get(key).and_then(|i| i.as_str());
                     let Some(command) = text_of("command").filter(|c| command::is_ours(c)) else {
@@ -130,6 +140,7 @@ impl TomlDoc {
             text: text.to_string(),
             newline,
             data,
+            tables: count,
             ours,
             places,
         })
@@ -146,6 +157,27 @@ impl TomlDoc {
 impl ConfigDoc for TomlDoc {
     fn ours(&self) -> &[Entry] {
         &self.ours
+    }
+
+    fn positions(&self, remove: &[usize], add: &[Entry]) -> (Vec<String>, Vec<String>) {
+        let total = self.tables;
+        let remove_at = remove
+            .iter()
+            .map(|&i| format!("[[hooks]] table {} of {total}", self.places[i].0 + 1))
+            .collect();
+        let left = total - remove.len();
+        let add_at = (0..add.len())
+            .map(|k| match left + k {
+                0 => "a [[hooks]] table at the end of the file".to_string(),
+                1 => "a [[hooks]] table at the end of the file, after 1 other".to_string(),
+                n => format!("a [[hooks]] table at the end of the file, after {n} others"),
+            })
+            .collect();
+        (remove_at, add_at)
+    }
+
+    fn entry_text(&self, entry: &Entry) -> String {
+        table_text(entry, "\n")
     }
 
     fn edit(&self, remove: &[usize], add: &[Entry]) -> Result<String, InstallError> {

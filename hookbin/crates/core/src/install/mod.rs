@@ -379,11 +379,20 @@ pub fn plan(
     let script_used = script.and(program.as_deref());
     let apply_command =
         needs_apply.then(|| plan::apply_command(host, operation, script_used, &digest));
-    let diff = plan::line_diff(
-        current.text.as_deref().unwrap_or(""),
-        new_text
-            .as_deref()
-            .unwrap_or(current.text.as_deref().unwrap_or("")),
+    // Only our entries and where they are: never a line of the person's own config.
+    let (remove_at, add_at) = doc.positions(&selection.remove, &selection.add);
+    let diff = plan::entries_diff(
+        &removed
+            .iter()
+            .zip(&remove_at)
+            .map(|(e, at)| (doc.entry_text(e), at.as_str()))
+            .collect::<Vec<_>>(),
+        &selection
+            .add
+            .iter()
+            .zip(&add_at)
+            .map(|(e, at)| (doc.entry_text(e), at.as_str()))
+            .collect::<Vec<_>>(),
     );
     Ok(Plan {
         host,
@@ -397,6 +406,8 @@ pub fn plan(
         remove_text: format.entries_text(&removed),
         add: selection.add,
         remove: removed,
+        add_at,
+        remove_at,
         program,
         new_text,
         diff,
@@ -629,6 +640,11 @@ pub(crate) trait ConfigDoc {
     fn layout_warning(&self) -> Option<String> {
         None
     }
+    /// Where each of `remove` is and where each of `add` goes, in words that name only keys,
+    /// events and counts (never a value from the file).
+    fn positions(&self, remove: &[usize], add: &[Entry]) -> (Vec<String>, Vec<String>);
+    /// One of our entries as the file would hold it (a group, a table).
+    fn entry_text(&self, entry: &Entry) -> String;
 }
 
 /// The two file formats.

@@ -1,9 +1,9 @@
-//! The plan of an install or removal, as data (for the tray and `--json`) and as text (for
-//! the dry run), plus a line diff of the whole file for the dashboard.
+//! The plan of an install or removal, as data (for the dashboard and `--json`) and as text
+//! (for the dry run), plus a diff of our entries for the dashboard.
 //!
-//! A plan never writes. Its printed forms show only our own entries: the new file text and
-//! the diff may hold the person's other values (tokens, say), so they are never serialised
-//! and the command line never prints them.
+//! A plan never writes. Every form of it shows only our own entries and where they are
+//! ("in hooks.SessionStart, after 2 other groups"): never a line of the person's config, which
+//! may hold tokens (an `env` block, say). The new file text is never serialised or printed.
 
 use std::path::{Path, PathBuf};
 
@@ -14,6 +14,7 @@ use crate::host::Host;
 
 /// What applying the plan would do.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(tag = "kind", rename_all = "kebab-case")]
 pub enum Action {
     /// Add our entries (and take out old entries of ours that point elsewhere).
@@ -46,6 +47,10 @@ pub struct Plan {
     pub add_text: String,
     /// `remove` in the file's own format (empty when there is nothing to take out).
     pub remove_text: String,
+    /// Where each of `add` goes, in words ("in hooks.SessionStart, after 2 other groups").
+    pub add_at: Vec<String>,
+    /// Where each of `remove` is, in words ("from hooks.Stop, group 3 of 4").
+    pub remove_at: Vec<String>,
     /// The program the commands run (installs only).
     pub program: Option<PathBuf>,
     /// The command that applies this plan; `None` when there is nothing to do.
@@ -57,7 +62,8 @@ pub struct Plan {
     /// The whole new file; `None` when nothing changes. Never printed: it holds other values.
     #[serde(skip)]
     pub new_text: Option<String>,
-    /// A line diff of the whole file (`-`/`+` lines, two of context). Never printed.
+    /// Our entries as a diff: per entry, an `@@ <where> @@` line, then its lines with `-`
+    /// (taken out) or `+` (added). Nothing else of the file.
     #[serde(skip)]
     pub diff: String,
 }
@@ -98,10 +104,12 @@ impl Plan {
                 }
             ));
             out.push_str(&indent(&self.remove_text));
+            out.push_str(&where_lines(&self.remove_at));
         }
         if !self.add.is_empty() {
             out.push_str(&format!("\nWould add {}:\n", count(self.add.len())));
             out.push_str(&indent(&self.add_text));
+            out.push_str(&where_lines(&self.add_at));
         }
         if !self.warnings.is_empty() || !self.notes.is_empty() {
             out.push('\n');
@@ -147,93 +155,25 @@ pub(crate) fn apply_command(
     command
 }
 
-/// A line diff of two texts: the changed stretch, with `-`/`+` lines and two lines of
-/// context, hunks headed `@@ line N @@`. Small enough for any config; a huge changed stretch
-/// is shown whole rather than aligned.
-pub fn line_diff(old: &str, new: &str) -> String {
-    if old == new {
-        return String::new();
-    }
-    let a: Vec<&str> = old.lines().collect();
-    let b: Vec<&str> = new.lines().collect();
-    let prefix = a.iter().zip(&b).take_while(|(x, y)| x == y).count();
-    let suffix = a[prefix..]
-        .iter()
-        .rev()
-        .zip(b[prefix..].iter().rev())
-        .take_while(|(x, y)| x == y)
-        .count();
-    let mid_a = &a[prefix..a.len() - suffix];
-    let mid_b = &b[prefix..b.len() - suffix];
-    let ops = align(mid_a, mid_b);
-    let context = 2;
-    let start = prefix.saturating_sub(context);
-    let mut out = format!("@@ line {} @@\n", start + 1);
-    for line in &a[start..prefix] {
-        out.push_str(&format!(" {line}\n"));
-    }
-    for op in ops {
-        match op {
-            Op::Same(line) => out.push_str(&format!(" {line}\n")),
-            Op::Del(line) => out.push_str(&format!("-{line}\n")),
-            Op::Add(line) => out.push_str(&format!("+{line}\n")),
+/// Our entries as a diff: each taken-out entry (`-` lines) and each added one (`+` lines)
+/// under an `@@ <where> @@` line. Built from our entries only, so it can hold nothing else.
+pub fn entries_diff(removed: &[(String, &str)], added: &[(String, &str)]) -> String {
+    let mut out = String::new();
+    for (sign, entries) in [('-', removed), ('+', added)] {
+        for (text, at) in entries {
+            out.push_str(&format!("@@ {at} @@\n"));
+            for line in text.lines() {
+                out.push(sign);
+                out.push_str(line);
+                out.push('\n');
+            }
         }
-    }
-    let tail_start = a.len() - suffix;
-    for line in a.iter().skip(tail_start).take(context) {
-        out.push_str(&format!(" {line}\n"));
-    }
-    if old.ends_with('\n') != new.ends_with('\n') {
-        out.push_str("\\ the final line break differs\n");
     }
     out
 }
 
-enum Op<'a> {
-    Same(&'a str),
-    Del(&'a str),
-    Add(&'a str),
-}
-
-/// Longest-common-subsequence alignment; past a size bound, everything old then everything
-/// new.
-fn align<'a>(a: &[&'a str], b: &[&'a str]) -> Vec<Op<'a>> {
-    const MAX_CELLS: usize = 4_000_000;
-    if a.len().saturating_mul(b.len()) > MAX_CELLS {
-        return a
-            .iter()
-            .map(|l| Op::Del(l))
-            .chain(b.iter().map(|l| Op::Add(l)))
-            .collect();
-    }
-    let (n, m) = (a.len(), b.len());
-    let mut lcs = vec![0u32; (n + 1) * (m + 1)];
-    let at = |i: usize, j: usize| i * (m + 1) + j;
-    for i in (0..n).rev() {
-        for j in (0..m).rev() {
-            lcs[at(i, j)] = if a[i] == b[j] {
-                lcs[at(i + 1, j + 1)] + 1
-            } else {
-                lcs[at(i + 1, j)].max(lcs[at(i, j + 1)])
-            };
-        }
-    }
-    let (mut i, mut j) = (0, 0);
-    let mut ops = Vec::new();
-    while i < n || j < m {
-        if i < n && j < m && a[i] == b[j] {
-            ops.push(Op::Same(a[i]));
-            i += 1;
-            j += 1;
-        } else if i < n && (j == m || lcs[at(i + 1, j)] >= lcs[at(i, j + 1)]) {
-            ops.push(Op::Del(a[i]));
-            i += 1;
-        } else {
-            ops.push(Op::Add(b[j]));
-            j += 1;
-        }
-    }
-    ops
+fn where_lines(places: &[String]) -> String {
+    places.iter().map(|at| format!("  ({at})\n")).collect()
 }
 
 fn count(n: usize) -> String {
@@ -269,18 +209,21 @@ mod tests {
     use super::*;
 
     #[test]
-    fn diff_shows_the_changed_stretch_with_context() {
-        let old = "a\nb\nc\nd\ne\n";
-        let new = "a\nb\nc\nX\nd\ne\n";
-        assert_eq!(line_diff(old, new), "@@ line 2 @@\n b\n c\n+X\n d\n e\n");
-        assert_eq!(line_diff(old, old), "");
-        let removed = line_diff("a\nb\n", "a\n");
-        assert_eq!(removed, "@@ line 1 @@\n a\n-b\n");
-    }
-
-    #[test]
-    fn diff_aligns_inside_the_stretch() {
-        let diff = line_diff("x\n1\n2\n3\ny\n", "x\n1\nA\n3\ny\n");
-        assert_eq!(diff, "@@ line 1 @@\n x\n 1\n-2\n+A\n 3\n y\n");
+    fn entries_diff_is_only_our_entries_under_their_places() {
+        let diff = entries_diff(
+            &[(
+                "{\n  \"hooks\": []\n}".into(),
+                "from hooks.Stop, group 2 of 3",
+            )],
+            &[(
+                "[[hooks]]\nevent = \"Stop\"".into(),
+                "a [[hooks]] table at the end of the file",
+            )],
+        );
+        assert_eq!(
+            diff,
+            "@@ from hooks.Stop, group 2 of 3 @@\n-{\n-  \"hooks\": []\n-}\n@@ a [[hooks]] table at the end of the file @@\n+[[hooks]]\n+event = \"Stop\"\n"
+        );
+        assert_eq!(entries_diff(&[], &[]), "");
     }
 }
