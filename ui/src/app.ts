@@ -88,14 +88,39 @@ export function startApp(root: HTMLElement, api: Api): App {
     errorBar.textContent = `Could not read ${what}: ${errorText(error)}`;
   };
 
-  const loadStatus = () =>
-    api.getStatus().then((view) => {
+  // Two events in quick succession start two reads whose answers may come back in either
+  // order: each read draws only if no later read has drawn already, so an older answer
+  // never replaces a newer one.
+  const latest = <T>(read: () => Promise<T>, draw: (value: T) => void, what: string) => {
+    let started = 0;
+    let drawn = 0;
+    return () => {
+      const seq = ++started;
+      return read().then((value) => {
+        if (seq < drawn) return;
+        drawn = seq;
+        draw(value);
+      }, fail(what));
+    };
+  };
+  const loadStatus = latest(
+    () => api.getStatus(),
+    (view) => {
       renderOverview(panel('overview'), view);
       hooks.update(view);
-    }, fail('the status'));
-  const loadServices = () =>
-    api.listServices().then((view) => renderServices(panel('services'), view), fail('the services'));
-  const loadSettings = () => api.getSettings().then((view) => settings.update(view), fail('the settings'));
+    },
+    'the status',
+  );
+  const loadServices = latest(
+    () => api.listServices(),
+    (view) => renderServices(panel('services'), view),
+    'the services',
+  );
+  const loadSettings = latest(
+    () => api.getSettings(),
+    (view) => settings.update(view),
+    'the settings',
+  );
 
   const ready = (async () => {
     await Promise.all([

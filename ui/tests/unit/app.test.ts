@@ -1,4 +1,4 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { clearMocks, mockIPC, mockWindows } from '@tauri-apps/api/mocks';
 import { emit } from '@tauri-apps/api/event';
 import { logLine, servicesFixture, settingsFixture, statusFixture } from '../../mock/fixtures';
@@ -39,6 +39,45 @@ describe('app shell over mocked IPC', () => {
     await new Promise((r) => setTimeout(r, 50));
     expect(document.querySelector('#view-overview [data-col="unread"]')!.textContent).toBe('7 unread');
     expect(calls.filter((c) => c === 'get_status')).toHaveLength(2);
+  });
+
+  it('never draws an older status answer over a newer one', async () => {
+    // The first read after the start answers at once; then two events start two reads, and
+    // the older one answers last.
+    const answers: Array<(value: unknown) => void> = [];
+    let reads = 0;
+    mockWindows('main');
+    mockIPC(
+      (cmd) => {
+        if (cmd === 'get_status') {
+          reads += 1;
+          if (reads === 1) return statusFixture();
+          return new Promise((resolve) => answers.push(resolve));
+        }
+        if (cmd === 'read_log') return { path: 'a', rotated: 'b', lines: [] };
+        if (cmd === 'list_services') return servicesFixture();
+        if (cmd === 'get_settings') return settingsFixture();
+        return undefined;
+      },
+      { shouldMockEvents: true },
+    );
+    document.body.innerHTML = '<div id="app"></div>';
+    const app = startApp(document.getElementById('app')!, api);
+    await app.ready;
+    await emit('state-changed', { kinds: ['status'] });
+    await emit('state-changed', { kinds: ['status'] });
+    await vi.waitFor(() => expect(answers).toHaveLength(2));
+    const withUnread = (unread: number) => {
+      const view = statusFixture();
+      view.status.sessions[0]!.board!.unread = unread;
+      return view;
+    };
+    answers[1]!(withUnread(9));
+    await new Promise((r) => setTimeout(r, 50));
+    expect(document.querySelector('#view-overview [data-col="unread"]')!.textContent).toBe('9 unread');
+    answers[0]!(withUnread(4));
+    await new Promise((r) => setTimeout(r, 50));
+    expect(document.querySelector('#view-overview [data-col="unread"]')!.textContent).toBe('9 unread');
   });
 
   it('moves between tabs with the arrow keys', async () => {
