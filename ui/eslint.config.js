@@ -1,8 +1,8 @@
 // ESLint for the page: typescript-eslint's strict, type-checked rules over the TypeScript
 // (src, mock, unit tests, Vite configs), the recommended rules over the plain JavaScript
 // (the browser test). Formatting is Prettier's job (`npm run format:check`), not ESLint's.
-// `src/types.ts` is left out: it is to be generated from the Rust types, and a check that it
-// is current guards it; the views that use its types are linted with them.
+// `src/types.ts` is left out: it is generated from the Rust types (src-tauri/src/bindings.rs),
+// and a test that it is current guards it; the views that use its types are linted with them.
 
 import js from '@eslint/js';
 import { defineConfig, globalIgnores } from 'eslint/config';
