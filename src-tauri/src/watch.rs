@@ -73,6 +73,11 @@ pub fn sort(paths: &Paths, settings: &Path, changes: &Changes) -> (BTreeSet<Stat
         log = true;
     }
     for path in &changes.paths {
+        // A folder appearing on the way to the services folder: its descriptors may have come
+        // before the watch on it did.
+        if paths.services_dir.starts_with(path) {
+            kinds.insert(StateKind::Services);
+        }
         match classify(paths, settings, path) {
             Meaning::Log => log = true,
             Meaning::State(kind) => {
@@ -151,5 +156,19 @@ mod tests {
         );
         assert!(log);
         assert_eq!(kinds.into_iter().collect::<Vec<_>>(), [StateKind::Status]);
+        // Fabric's folder appearing may bring descriptors with it.
+        let (kinds, log) = sort(
+            &paths,
+            &settings,
+            &Changes {
+                paths: [root.join("fabric")].into(),
+                unknown: false,
+            },
+        );
+        assert!(!log);
+        assert_eq!(
+            kinds.into_iter().collect::<Vec<_>>(),
+            [StateKind::Status, StateKind::Services]
+        );
     }
 }

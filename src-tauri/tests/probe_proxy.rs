@@ -36,7 +36,10 @@ fn serve(listener: TcpListener, answer: String, seen: Arc<Mutex<Vec<String>>>) {
 #[test]
 fn probes_of_local_services_ignore_the_proxy_variables() {
     let dir = tempfile::tempdir().unwrap();
-    let contract = concat!(env!("CARGO_MANIFEST_DIR"), "/../tests/fabric-contract/fixtures");
+    let contract = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../tests/fabric-contract/fixtures"
+    );
     let read = |name: &str| -> serde_json::Value {
         serde_json::from_str(&std::fs::read_to_string(format!("{contract}/{name}")).unwrap())
             .unwrap()
