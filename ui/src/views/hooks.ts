@@ -1,8 +1,9 @@
 // Hooks: per host, whether `fabric` is registered, whether our hooks are installed, whether the
 // host runs them (Codex: the person's approval, read from Codex's own record) and its version.
-// Install / Remove first show the library's plan (file, current digest, the entries, a diff)
-// and apply only after the person confirms, with the plan's digest, so a file that changed in
-// between is refused and left untouched.
+// Install / Remove first show the library's plan (file, current digest, our entries and where
+// each goes, never another line of the person's config) and apply only after the person
+// confirms, with the plan's digest, so a file that changed in between is refused and left
+// untouched.
 
 import { errorText, type Api } from '../api';
 import { badge, h, patchChildren } from '../dom';
@@ -184,7 +185,7 @@ export class HooksView {
       !nothing && entries ? h('pre', { class: 'entries' }, entries) : null,
       !nothing && p.operation === 'install' && p.removeText ? h('h3', {}, 'Old entries replaced') : null,
       !nothing && p.operation === 'install' && p.removeText ? h('pre', { class: 'entries' }, p.removeText) : null,
-      !nothing ? h('h3', {}, 'Diff') : null,
+      !nothing ? h('h3', {}, 'The change (our entries only)') : null,
       !nothing ? diffBlock(view.diff) : null,
       ...p.warnings.map((w) => h('p', { class: 'warning' }, `Warning: ${w}`)),
       ...p.notes.map((n) => h('p', { class: 'note' }, n)),
@@ -272,7 +273,7 @@ function fileName(path: string): string {
 }
 
 function diffBlock(diff: string): HTMLElement {
-  const pre = h('pre', { class: 'diff', 'data-fact': 'diff', 'aria-label': 'Diff of the whole file' });
+  const pre = h('pre', { class: 'diff', 'data-fact': 'diff', 'aria-label': 'Our entries and where they go' });
   for (const line of diff.split('\n')) {
     const cls = line.startsWith('+') ? 'add' : line.startsWith('-') ? 'del' : 'ctx';
     pre.append(h('span', { class: cls }, line), '\n');
