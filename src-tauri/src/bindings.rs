@@ -21,8 +21,8 @@ use companion_core::install::{Action, Entry, HookStateKind, Operation};
 use companion_core::registration::Scope;
 use companion_core::spool::BoardRecord;
 use companion_core::status::{
-    ApprovalSummary, FabricRunState, FabricStatus, HookSummary, HostStatus, HostVersionStatus, LogStatus, ServicesStatus, SessionHooks,
-    SessionStatus, Status, TurnStatus,
+    ApprovalSummary, FabricRunState, FabricStatus, HookSummary, HostStatus, HostVersionStatus,
+    LogStatus, ServicesStatus, SessionHooks, SessionStatus, Status, TurnStatus,
 };
 
 const HEADER: &str = "// Generated from the Rust types by src-tauri/src/bindings.rs (ts-rs): do not edit.\n// Regenerate: UPDATE_TS_TYPES=1 cargo test -p fabric-companion --lib bindings\n";
@@ -43,6 +43,13 @@ fn declarations() -> Vec<String> {
         SessionHooks,
         HookStateKind,
         HookSummary,
+        HookVerdict,
+        HookApproval,
+        HooksOff,
+        Approval,
+        HostApproval,
+        ApprovalSummary,
+        HostVersionStatus,
         HostStatus,
         FabricStatus,
         ServicesStatus,

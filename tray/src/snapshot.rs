@@ -48,7 +48,7 @@ pub fn reduce(status: &Status, settings: &Settings, recent_failure: bool, now: i
             host: h.host,
             name: h.name.to_string(),
             registered: h.fabric_registered,
-            hooks: h.hooks.state.to_string(),
+            hooks: h.hooks.state,
             approval: h.approval.as_ref().map(|a| a.record.approval.clone()),
             version: h.host_version.clone(),
         })

@@ -7,7 +7,11 @@ export type Scope = "user" | "local" | "project";
 
 export type BoardState = "ready" | "degraded" | "unavailable";
 
-export type BoardRecord = { unread: number, state: BoardState, observedAt: string, };
+export type BoardRecord = { unread: number, state: BoardState, 
+/**
+ * When the reading was taken (RFC 3339; to the millisecond since readings are ordered).
+ */
+observedAt: string, };
 
 export type DownReason = "no hub.json" | "hub.json unreadable" | "its process is gone";
 
@@ -33,7 +37,75 @@ commandPath?: string,
  */
 description: string, };
 
-export type HostStatus = { host: HostId, name: string, fabricRegistered: boolean, scopes: Array<Scope>, hooks: HookSummary, };
+export type HookVerdict = "approved" | "waiting" | "changed" | "turned-off";
+
+export type HookApproval = { 
+/**
+ * The host's event name (`SessionStart`, …).
+ */
+event: string, 
+/**
+ * The host's key for the hook's record (Codex: `<hooks.json>:<event>:<group>:<handler>`).
+ */
+key: string, 
+/**
+ * The host's hash of the hook's definition (Codex: `sha256:<hex>`).
+ */
+hash: string, verdict: HookVerdict, 
+/**
+ * Not approved here, but approved as it is at another place in the file: an entry was
+ * added before ours, and the host ties an approval to the place.
+ */
+approvedElsewhere: boolean, };
+
+export type HooksOff = "feature-off";
+
+export type Approval = { "state": "not-needed" } | { "state": "approved" } | { "state": "waiting", events: Array<string>, approvedElsewhere: boolean, } | { "state": "changed", events: Array<string>, approvedElsewhere: boolean, } | { "state": "turned-off", events: Array<string>, } | { "state": "hooks-off", cause: HooksOff, } | { "state": "unknown", reason: string, };
+
+export type HostApproval = { 
+/**
+ * Each hook of ours, as the host keys it (empty where approval is not needed).
+ */
+hooks: Array<HookApproval>, } & ({ "state": "not-needed" } | { "state": "approved" } | { "state": "waiting", events: Array<string>, approvedElsewhere: boolean, } | { "state": "changed", events: Array<string>, approvedElsewhere: boolean, } | { "state": "turned-off", events: Array<string>, } | { "state": "hooks-off", cause: HooksOff, } | { "state": "unknown", reason: string, });
+
+export type ApprovalSummary = { 
+/**
+ * What is left to do, in words; absent when the host needs no approval.
+ */
+description?: string, 
+/**
+ * Each hook of ours, as the host keys it (empty where approval is not needed).
+ */
+hooks: Array<HookApproval>, } & ({ "state": "not-needed" } | { "state": "approved" } | { "state": "waiting", events: Array<string>, approvedElsewhere: boolean, } | { "state": "changed", events: Array<string>, approvedElsewhere: boolean, } | { "state": "turned-off", events: Array<string>, } | { "state": "hooks-off", cause: HooksOff, } | { "state": "unknown", reason: string, });
+
+export type HostVersionStatus = { 
+/**
+ * `null` when no file beside the host's program says it (or there is no program).
+ */
+installed: string | null, 
+/**
+ * The version the hooks were tested with.
+ */
+tested: string, 
+/**
+ * The installed version is older than the tested one.
+ */
+olderThanTested: boolean, 
+/**
+ * The host's program the version was read beside.
+ */
+program?: string, };
+
+export type HostStatus = { host: HostId, name: string, fabricRegistered: boolean, scopes: Array<Scope>, hooks: HookSummary, 
+/**
+ * Whether the host runs our hooks, read from its own record of the person's approval;
+ * absent when none of ours is in its config.
+ */
+approval?: ApprovalSummary, 
+/**
+ * The host's version, when its files say it, against the one our hooks were tested with.
+ */
+hostVersion: HostVersionStatus, };
 
 export type FabricStatus = { state: FabricRunState, downReason?: DownReason, origin?: string, pid?: number, startedAt?: string, features: Array<string>, hubJson: string, };
 
@@ -152,3 +224,5 @@ export type TestNotification = { requested: boolean, trayRunning: boolean, };
 export type StateKind = "status" | "services" | "settings";
 
 export type StateChanged = { kinds: Array<StateKind>, };
+
+export type ApprovalState = Approval["state"];

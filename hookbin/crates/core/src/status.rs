@@ -84,6 +84,7 @@ pub struct HostStatus {
     /// Whether the host runs our hooks, read from its own record of the person's approval;
     /// absent when none of ours is in its config.
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "ts", ts(optional))]
     pub approval: Option<ApprovalSummary>,
     /// The host's version, when its files say it, against the one our hooks were tested with.
     pub host_version: HostVersionStatus,
@@ -98,6 +99,7 @@ pub struct ApprovalSummary {
     pub record: HostApproval,
     /// What is left to do, in words; absent when the host needs no approval.
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "ts", ts(optional))]
     pub description: Option<String>,
 }
 
@@ -121,6 +123,7 @@ pub struct HostVersionStatus {
     pub older_than_tested: bool,
     /// The host's program the version was read beside.
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "ts", ts(optional))]
     pub program: Option<PathBuf>,
 }
 
@@ -230,7 +233,10 @@ pub fn hook_summary(host: Host, paths: &Paths) -> HookSummary {
 /// Whether `host` runs the hooks of ours in its config, from its own record; `None` when none
 /// of ours is there.
 pub fn approval_summary(host: Host, paths: &Paths, hooks: &HookSummary) -> Option<ApprovalSummary> {
-    if matches!(hooks.state, "not-installed" | "unreadable") {
+    if matches!(
+        hooks.state,
+        HookStateKind::NotInstalled | HookStateKind::Unreadable
+    ) {
         return None;
     }
     let record = approval::read(host, paths)?;
