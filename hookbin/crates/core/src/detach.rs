@@ -50,10 +50,13 @@ pub fn spawn_detached<S: AsRef<OsStr>>(program: &Path, args: &[S]) -> std::io::R
         const CREATE_NO_WINDOW: u32 = 0x0800_0000;
         command.creation_flags(DETACHED_PROCESS | CREATE_NEW_PROCESS_GROUP | CREATE_NO_WINDOW);
     }
-    let mut child = command.spawn()?;
+    let child = command.spawn()?;
     // Unix: the intermediate process has exited already; reap it so it leaves no zombie.
     #[cfg(unix)]
-    let _ = child.wait();
+    {
+        let mut child = child;
+        let _ = child.wait();
+    }
     #[cfg(not(unix))]
     drop(child);
     Ok(())

@@ -144,6 +144,9 @@ fn replace(
     };
     #[cfg(unix)]
     let keep_mode = durability == Durability::Synced;
+    // Windows: the new file takes its folder's ACL; there is no mode bit to carry over.
+    #[cfg(not(unix))]
+    let _ = mode;
     let file_name = target
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
@@ -192,6 +195,8 @@ pub fn backup_file(path: &Path, stamp: &str) -> io::Result<PathBuf> {
     let target = resolve_write_target(path)?;
     let contents = fs::read(&target)?;
     let mode = mode_of(&fs::metadata(&target)?);
+    #[cfg(not(unix))]
+    let _ = mode;
     let base = target.as_os_str().to_string_lossy().into_owned();
     for n in 0..1000u32 {
         let candidate = if n == 0 {
