@@ -1,160 +1,59 @@
 //! Facts about processes: whether a pid is alive, a process's parent, name, command line and
 //! start time, and the host process that ran this hook.
 //!
-//! On Linux everything is read from `/proc` (no `ps`, no allocation-heavy crates). Elsewhere
-//! the ancestor facts fall back to `ps` with a short deadline.
+//! Each OS answers natively, never by starting a program (a hook must not spawn `ps`):
+//! Linux reads `/proc` ([`linux`]), macOS asks libproc and sysctl ([`macos`]), Windows the
+//! Win32 and NT process APIs ([`windows`]). This file holds what is the same everywhere.
 
-/// Whether a process with this pid exists (signal 0; a permission error still means alive).
+mod parse;
+
+#[cfg(not(any(target_os = "macos", windows)))]
+#[path = "process/linux.rs"]
+mod sys;
+#[cfg(target_os = "macos")]
+#[path = "process/macos.rs"]
+mod sys;
+#[cfg(windows)]
+#[path = "process/windows.rs"]
+mod sys;
+
+/// Whether a process with this pid exists and has not exited. A zombie (exited, not yet
+/// reaped; on Windows, exited but still held open) is not alive.
 pub fn pid_alive(pid: u32) -> bool {
-    #[cfg(unix)]
-    {
-        let Ok(pid) = libc::pid_t::try_from(pid) else {
-            return false;
-        };
-        if pid <= 0 {
-            return false;
-        }
-        // SAFETY: kill with signal 0 sends nothing; it only checks that the pid exists.
-        let rc = unsafe { libc::kill(pid, 0) };
-        let exists = rc == 0 || std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM);
-        // A zombie (dead, not yet reaped by its parent) still answers signal 0.
-        exists && !is_zombie(pid as u32)
-    }
-    #[cfg(not(unix))]
-    {
-        let _ = pid;
-        true
-    }
-}
-
-/// Whether the process has exited but not been reaped (state `Z`; Linux only).
-#[cfg(unix)]
-fn is_zombie(pid: u32) -> bool {
-    process_info(pid).is_some_and(|info| info.state == 'Z')
+    sys::pid_alive(pid)
 }
 
 /// What we know of one process.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ProcessInfo {
     pub pid: u32,
+    /// The parent's pid; 0 where unknown (on Windows also when the parent has exited and its
+    /// number now belongs to a younger process).
     pub parent: u32,
-    /// The kernel's short name (`comm`).
+    /// The program's short name: the kernel's `comm` on Linux, the executable's file name on
+    /// macOS, the executable's file name without `.exe`, lowercased, on Windows.
     pub name: String,
-    /// The kernel's one-letter state (`R`, `S`, `Z`, …); `?` where unknown.
+    /// A one-letter state (`R`, `S`, `Z`, …; on Windows `R` or `Z`); `?` where unknown.
     pub state: char,
-    /// Clock ticks since boot at which the process started (Linux); 0 where unknown.
+    /// When the process started, in the OS's own unit (Linux: clock ticks since boot; macOS:
+    /// microseconds since the Unix epoch; Windows: 100 ns since 1601). Only ever compared
+    /// with another reading on the same machine, to tell a reused pid from the same process.
     pub start_ticks: u64,
 }
 
-/// Reads a process's parent, name and start time.
-#[cfg(target_os = "linux")]
+/// Reads a process's parent, name, state and start time.
 pub fn process_info(pid: u32) -> Option<ProcessInfo> {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    // Format: pid (comm) state ppid ... ; comm may hold spaces and parentheses.
-    let open = stat.find('(')?;
-    let close = stat.rfind(')')?;
-    let name = stat.get(open + 1..close)?.to_string();
-    let rest: Vec<&str> = stat.get(close + 2..)?.split(' ').collect();
-    let state = rest.first()?.chars().next()?;
-    let parent = rest.get(1)?.parse().ok()?;
-    let start_ticks = rest.get(19)?.parse().ok()?;
-    Some(ProcessInfo {
-        pid,
-        parent,
-        name,
-        state,
-        start_ticks,
-    })
+    sys::process_info(pid)
 }
 
-/// Reads a process's parent and name through `ps` (non-Linux Unix).
-#[cfg(all(unix, not(target_os = "linux")))]
-pub fn process_info(pid: u32) -> Option<ProcessInfo> {
-    let out = ps_field(pid, "ppid=,comm=")?;
-    let mut parts = out.trim().splitn(2, char::is_whitespace);
-    let parent = parts.next()?.trim().parse().ok()?;
-    let name = parts.next().unwrap_or("").trim();
-    let name = name.rsplit('/').next().unwrap_or(name).to_string();
-    Some(ProcessInfo {
-        pid,
-        parent,
-        name,
-        state: '?',
-        start_ticks: 0,
-    })
-}
-
-/// No ancestor facts on other platforms.
-#[cfg(not(unix))]
-pub fn process_info(_pid: u32) -> Option<ProcessInfo> {
-    None
-}
-
-/// A process's command line, arguments split (Linux: `/proc/<pid>/cmdline`).
-#[cfg(target_os = "linux")]
+/// A process's command line, split into arguments.
 pub fn command_line(pid: u32) -> Option<Vec<String>> {
-    let bytes = std::fs::read(format!("/proc/{pid}/cmdline")).ok()?;
-    Some(
-        bytes
-            .split(|b| *b == 0)
-            .filter(|arg| !arg.is_empty())
-            .map(|arg| String::from_utf8_lossy(arg).into_owned())
-            .collect(),
-    )
-}
-
-/// A process's command line through `ps` (split on whitespace: good enough for matching).
-#[cfg(all(unix, not(target_os = "linux")))]
-pub fn command_line(pid: u32) -> Option<Vec<String>> {
-    let out = ps_field(pid, "command=")?;
-    Some(out.split_whitespace().map(str::to_string).collect())
-}
-
-/// No command lines on other platforms.
-#[cfg(not(unix))]
-pub fn command_line(_pid: u32) -> Option<Vec<String>> {
-    None
-}
-
-#[cfg(all(unix, not(target_os = "linux")))]
-fn ps_field(pid: u32, field: &str) -> Option<String> {
-    use std::process::{Command, Stdio};
-    use std::time::{Duration, Instant};
-    let mut child = Command::new("ps")
-        .args(["-o", field, "-p", &pid.to_string()])
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .ok()?;
-    let deadline = Instant::now() + Duration::from_millis(500);
-    loop {
-        match child.try_wait() {
-            Ok(Some(_)) => break,
-            Ok(None) if Instant::now() < deadline => std::thread::sleep(Duration::from_millis(5)),
-            _ => {
-                let _ = child.kill();
-                let _ = child.wait();
-                return None;
-            }
-        }
-    }
-    let mut out = String::new();
-    std::io::Read::read_to_string(child.stdout.as_mut()?, &mut out).ok()?;
-    Some(out)
+    sys::command_line(pid)
 }
 
 /// The parent of the current process.
 pub fn parent_pid() -> u32 {
-    #[cfg(unix)]
-    {
-        // SAFETY: getppid has no preconditions.
-        unsafe { libc::getppid() as u32 }
-    }
-    #[cfg(not(unix))]
-    {
-        0
-    }
+    sys::parent_pid()
 }
 
 /// The host process that ran this hook: our parent, or, when the parent is the shell wrapping
@@ -190,7 +89,9 @@ pub fn same_process_alive(pid: u32, start_ticks: u64) -> bool {
     }
     match process_info(pid) {
         Some(info) => info.start_ticks == 0 || info.start_ticks == start_ticks,
-        None => cfg!(not(target_os = "linux")),
+        // Alive but unreadable (another user's process on macOS, a protected one on
+        // Windows): the pid check is all there is.
+        None => cfg!(any(target_os = "macos", windows)),
     }
 }
 
@@ -214,7 +115,7 @@ mod tests {
         let pid = child.id();
         // Wait until it has exited without reaping it.
         let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
-        while !is_zombie(pid) {
+        while process_info(pid).is_some_and(|info| info.state != 'Z') {
             assert!(std::time::Instant::now() < deadline, "child never exited");
             std::thread::sleep(std::time::Duration::from_millis(5));
         }
