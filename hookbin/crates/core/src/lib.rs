@@ -25,6 +25,7 @@ pub mod install;
 pub mod json_scan;
 pub mod launched;
 pub mod paths;
+pub mod platform;
 pub mod process;
 pub mod programs;
 pub mod registration;

@@ -1,16 +1,31 @@
 //! Where things live: Fabric's folder, our cache (log and spools), the hosts' config files,
 //! and the stable copy of this binary the installer points hooks at.
 //!
-//! Everything goes through the `directories` crate so each platform gets its own places.
-//! This module only computes paths; it never creates or reads anything.
+//! The person's base folders come from the `directories` crate (each OS's own conventions);
+//! [`Paths::layout`] turns them into ours, one table per OS:
+//!
+//! | | Linux (XDG) | macOS | Windows |
+//! |---|---|---|---|
+//! | Fabric's folder | `$XDG_DATA_HOME/passioncode-fabric` | `~/Library/Application Support/ai.passioncode.fabric` | `%LOCALAPPDATA%\passioncode-fabric` |
+//! | our cache (log, spools) | `$XDG_CACHE_HOME/fabric-companion` | `~/Library/Caches/ai.passioncode.fabric-companion` | `%LOCALAPPDATA%\fabric-companion` |
+//! | our data (`bin/`) | `$XDG_DATA_HOME/fabric-companion` | `~/Library/Application Support/ai.passioncode.fabric-companion` | `%LOCALAPPDATA%\fabric-companion` |
+//! | our config (settings) | `$XDG_CONFIG_HOME/fabric-companion` | `~/Library/Application Support/ai.passioncode.fabric-companion` | `%APPDATA%\fabric-companion` |
+//!
+//! Fabric's folder is where Fabric itself writes `hub.json` on each OS. The hosts keep their
+//! configuration under the home folder on every OS, as each documents it: Claude Code
+//! `~/.claude` (`%USERPROFILE%\.claude` on Windows; `$CLAUDE_CONFIG_DIR` replaces it), Codex
+//! `~/.codex` (`$CODEX_HOME`; Codex takes the home folder from `dirs::home_dir`, which is
+//! `%USERPROFILE%` on Windows), Kimi Code `~/.kimi-code` (`$KIMI_CODE_HOME`; Node's
+//! `os.homedir()`). This module only computes paths; it never creates or reads anything.
 
 use std::path::{Path, PathBuf};
 
 use directories::BaseDirs;
 
 use crate::env_vars;
+use crate::platform::Os;
 
-/// Our bundle id, used for the macOS cache folder.
+/// Our bundle id, used for the macOS folders.
 pub const BUNDLE_ID: &str = "ai.passioncode.fabric-companion";
 /// Our folder name on Linux and Windows.
 pub const APP_FOLDER: &str = "fabric-companion";
@@ -18,6 +33,35 @@ pub const APP_FOLDER: &str = "fabric-companion";
 const FABRIC_FOLDER: &str = "passioncode-fabric";
 /// Fabric's bundle id, its folder name on macOS.
 const FABRIC_BUNDLE_ID: &str = "ai.passioncode.fabric";
+
+/// The person's base folders as the OS names them (what `directories::BaseDirs` gives).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BaseFolders {
+    /// The home folder.
+    pub home: PathBuf,
+    /// Roaming data: `$XDG_DATA_HOME`, `~/Library/Application Support`, `%APPDATA%`.
+    pub data: PathBuf,
+    /// Machine-local data: as `data`, except `%LOCALAPPDATA%` on Windows.
+    pub data_local: PathBuf,
+    /// Caches: `$XDG_CACHE_HOME`, `~/Library/Caches`, `%LOCALAPPDATA%`.
+    pub cache: PathBuf,
+    /// Configuration: `$XDG_CONFIG_HOME`, `~/Library/Application Support`, `%APPDATA%`.
+    pub config: PathBuf,
+}
+
+impl BaseFolders {
+    /// The running person's folders; `None` only when no home folder is known.
+    pub fn from_env() -> Option<Self> {
+        let base = BaseDirs::new()?;
+        Some(BaseFolders {
+            home: base.home_dir().to_path_buf(),
+            data: base.data_dir().to_path_buf(),
+            data_local: base.data_local_dir().to_path_buf(),
+            cache: base.cache_dir().to_path_buf(),
+            config: base.config_dir().to_path_buf(),
+        })
+    }
+}
 
 /// The places one run of the hook works with, resolved once.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -39,45 +83,46 @@ pub struct Paths {
 impl Paths {
     /// Resolves every path from the environment; `None` only when no home folder is known.
     pub fn from_env() -> Option<Self> {
-        let base = BaseDirs::new()?;
-        let home = base.home_dir().to_path_buf();
-        let fabric_dir = if cfg!(target_os = "macos") {
-            base.data_dir().join(FABRIC_BUNDLE_ID)
-        } else if cfg!(windows) {
-            base.data_local_dir().join(FABRIC_FOLDER)
-        } else {
-            base.data_dir().join(FABRIC_FOLDER)
+        let mut paths = Self::layout(Os::CURRENT, &BaseFolders::from_env()?);
+        if let Some(services) = env_vars::path_var(env_vars::FABRIC_SERVICES_DIR) {
+            paths.services_dir = services;
+        }
+        Some(paths)
+    }
+
+    /// Our places on `os` for these base folders: the table in this module's header.
+    pub fn layout(os: Os, base: &BaseFolders) -> Self {
+        let (fabric_dir, cache_dir, data_dir, config_dir) = match os {
+            Os::MacOs => (
+                base.data.join(FABRIC_BUNDLE_ID),
+                base.cache.join(BUNDLE_ID),
+                base.data.join(BUNDLE_ID),
+                base.config.join(BUNDLE_ID),
+            ),
+            Os::Windows => {
+                let local = base.data_local.join(APP_FOLDER);
+                (
+                    base.data_local.join(FABRIC_FOLDER),
+                    local.clone(),
+                    local,
+                    base.config.join(APP_FOLDER),
+                )
+            }
+            Os::Linux => (
+                base.data.join(FABRIC_FOLDER),
+                base.cache.join(APP_FOLDER),
+                base.data.join(APP_FOLDER),
+                base.config.join(APP_FOLDER),
+            ),
         };
-        let services_dir = env_vars::path_var(env_vars::FABRIC_SERVICES_DIR)
-            .unwrap_or_else(|| fabric_dir.join("services"));
-        let (cache_dir, data_dir, config_dir) = if cfg!(target_os = "macos") {
-            (
-                base.cache_dir().join(BUNDLE_ID),
-                base.data_dir().join(BUNDLE_ID),
-                base.config_dir().join(BUNDLE_ID),
-            )
-        } else if cfg!(windows) {
-            let local = base.data_local_dir().join(APP_FOLDER);
-            (
-                local.clone(),
-                local.clone(),
-                base.config_dir().join(APP_FOLDER),
-            )
-        } else {
-            (
-                base.cache_dir().join(APP_FOLDER),
-                base.data_dir().join(APP_FOLDER),
-                base.config_dir().join(APP_FOLDER),
-            )
-        };
-        Some(Self {
-            home,
+        Self {
+            home: base.home.clone(),
+            services_dir: fabric_dir.join("services"),
             fabric_dir,
-            services_dir,
             cache_dir,
             data_dir,
             config_dir,
-        })
+        }
     }
 
     /// Fabric's `hub.json`.
@@ -114,12 +159,9 @@ impl Paths {
 
     /// The stable copy of `fabric-session` the desktop app installs and hooks point at.
     pub fn stable_binary(&self) -> PathBuf {
-        let name = if cfg!(windows) {
-            "fabric-session.exe"
-        } else {
-            "fabric-session"
-        };
-        self.data_dir.join("bin").join(name)
+        self.data_dir
+            .join("bin")
+            .join(Os::CURRENT.executable("fabric-session"))
     }
 
     /// Claude Code's config folder (`$CLAUDE_CONFIG_DIR`, default `~/.claude`).
@@ -155,4 +197,88 @@ impl Paths {
 /// True when `path` lies inside `dir` (compared component by component, without touching disk).
 pub fn is_inside(path: &Path, dir: &Path) -> bool {
     path.starts_with(dir)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Base folders as `directories` documents them for each OS.
+    fn bases(os: Os) -> BaseFolders {
+        match os {
+            Os::Linux => BaseFolders {
+                home: "/home/a".into(),
+                data: "/home/a/.local/share".into(),
+                data_local: "/home/a/.local/share".into(),
+                cache: "/home/a/.cache".into(),
+                config: "/home/a/.config".into(),
+            },
+            Os::MacOs => BaseFolders {
+                home: "/Users/a".into(),
+                data: "/Users/a/Library/Application Support".into(),
+                data_local: "/Users/a/Library/Application Support".into(),
+                cache: "/Users/a/Library/Caches".into(),
+                config: "/Users/a/Library/Application Support".into(),
+            },
+            Os::Windows => BaseFolders {
+                home: r"C:\Users\a".into(),
+                data: r"C:\Users\a\AppData\Roaming".into(),
+                data_local: r"C:\Users\a\AppData\Local".into(),
+                cache: r"C:\Users\a\AppData\Local".into(),
+                config: r"C:\Users\a\AppData\Roaming".into(),
+            },
+        }
+    }
+
+    #[test]
+    fn linux_follows_xdg() {
+        let p = Paths::layout(Os::Linux, &bases(Os::Linux));
+        assert_eq!(
+            p.fabric_dir,
+            Path::new("/home/a/.local/share/passioncode-fabric")
+        );
+        assert_eq!(
+            p.services_dir,
+            Path::new("/home/a/.local/share/passioncode-fabric/services")
+        );
+        assert_eq!(p.cache_dir, Path::new("/home/a/.cache/fabric-companion"));
+        assert_eq!(
+            p.data_dir,
+            Path::new("/home/a/.local/share/fabric-companion")
+        );
+        assert_eq!(p.config_dir, Path::new("/home/a/.config/fabric-companion"));
+    }
+
+    #[test]
+    fn macos_uses_the_library_folders_and_bundle_ids() {
+        let p = Paths::layout(Os::MacOs, &bases(Os::MacOs));
+        assert_eq!(
+            p.fabric_dir,
+            Path::new("/Users/a/Library/Application Support/ai.passioncode.fabric")
+        );
+        assert_eq!(
+            p.cache_dir,
+            Path::new("/Users/a/Library/Caches/ai.passioncode.fabric-companion")
+        );
+        assert_eq!(
+            p.data_dir,
+            Path::new("/Users/a/Library/Application Support/ai.passioncode.fabric-companion")
+        );
+        assert_eq!(p.config_dir, p.data_dir);
+        assert_eq!(p.home, Path::new("/Users/a"));
+    }
+
+    #[test]
+    fn windows_keeps_machine_things_local_and_settings_roaming() {
+        let base = bases(Os::Windows);
+        let p = Paths::layout(Os::Windows, &base);
+        // Fabric's folder is in %LOCALAPPDATA%, as Fabric writes it.
+        assert_eq!(p.fabric_dir, base.data_local.join("passioncode-fabric"));
+        // Log, spools and the stable binary stay on this machine (%LOCALAPPDATA%)...
+        assert_eq!(p.cache_dir, base.data_local.join("fabric-companion"));
+        assert_eq!(p.data_dir, base.data_local.join("fabric-companion"));
+        // ...the settings roam with the person (%APPDATA%).
+        assert_eq!(p.config_dir, base.config.join("fabric-companion"));
+        assert_ne!(p.config_dir, p.data_dir);
+    }
 }
