@@ -1,42 +1,226 @@
 //! The hook command text: how we write it, and how we recognise ours.
 //!
-//! Owns building `<program> hook <event> [--host <host>]`, with the program path quoted for
-//! the shell the hosts run hook commands with, and recognising a command as ours: a program
-//! whose file name is `fabric-session` (any folder, quoted or not) followed by ` hook `.
-//! It never touches the file system, and never calls anything else ours.
+//! Owns building `<program> hook <event> [--host <host>]` with the program path written for
+//! the shell the host runs hook commands with on each OS, and recognising a command as ours:
+//! a program whose file name is `fabric-session` (any folder, quoted or not) followed by
+//! ` hook `. It never touches the file system (except, on Windows, to ask for a folder's
+//! short name), and never calls anything else ours.
+//!
+//! How each host runs a hook command, from its source and documentation:
+//!
+//! | host | Linux, macOS | Windows |
+//! |---|---|---|
+//! | Claude Code | `sh -c` | Git Bash (`bash -c`), or PowerShell where Git Bash is missing |
+//! | Codex | `$SHELL -lc` | `%COMSPEC% /C` with the command as one argument (Rust's quoting) |
+//! | Kimi Code | `sh -c` (Node `shell: true`) | `cmd.exe /d /s /c "<command>"` (Node `shell: true`) |
+//!
+//! So on Windows: Claude Code's text must read the same in bash and in PowerShell, which only
+//! a bare path does (forward slashes: bash would eat backslashes); Codex's must hold no
+//! quote at all (Rust escapes it as `\"`, which cmd does not understand), so a bare path
+//! too; Kimi's may be double-quoted. Where a path would need quoting and the shell cannot
+//! take it, the folder's 8.3 short name (no spaces) stands in; failing that the install is
+//! refused ([`runnable_program`]).
 
 use std::path::{Path, PathBuf};
 
 use crate::host::Host;
+use crate::platform::Os;
 
 /// The file name of our program (without `.exe`).
 pub const PROGRAM_NAME: &str = "fabric-session";
 
-/// The command a host runs for one of our hooks. Claude Code's `hook` defaults to
-/// `--host claude`, so its commands carry no `--host`, like the plugin's.
-pub fn hook_command(program: &Path, host: Host, event_arg: &str) -> String {
-    let program = quote_program(program);
-    match host {
-        Host::Claude => format!("{program} hook {event_arg}"),
-        _ => format!("{program} hook {event_arg} --host {}", host.cli_name()),
+/// The shell a host's hook command text goes through.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum HookShell {
+    /// `sh -c` and its kin (Linux, macOS): single quotes when needed.
+    Posix,
+    /// Claude Code on Windows: Git Bash or PowerShell, whichever is there. A bare path with
+    /// forward slashes only.
+    WindowsBashOrPowerShell,
+    /// Codex on Windows: `cmd /C` given the command as one Rust-quoted argument. A bare path
+    /// with backslashes only.
+    WindowsCmdArgument,
+    /// Kimi Code on Windows: `cmd /d /s /c "<command>"`, the text verbatim. Double quotes
+    /// when needed.
+    WindowsCmdVerbatim,
+}
+
+impl HookShell {
+    /// The shell `host` runs hook commands with on `os`.
+    pub fn of(os: Os, host: Host) -> HookShell {
+        match (os, host) {
+            (Os::Linux | Os::MacOs, _) => HookShell::Posix,
+            (Os::Windows, Host::Claude) => HookShell::WindowsBashOrPowerShell,
+            (Os::Windows, Host::Codex) => HookShell::WindowsCmdArgument,
+            (Os::Windows, Host::Kimi) => HookShell::WindowsCmdVerbatim,
+        }
+    }
+
+    /// `program` written for this shell; `None` when this shell cannot be given it safely.
+    pub fn program_text(self, program: &str) -> Option<String> {
+        if program.is_empty() {
+            return None;
+        }
+        match self {
+            HookShell::Posix => Some(posix_quote(program)),
+            HookShell::WindowsBashOrPowerShell => {
+                let forward = program.replace('\\', "/");
+                windows_bare(&forward).then_some(forward)
+            }
+            HookShell::WindowsCmdArgument => windows_bare(program).then(|| program.to_string()),
+            HookShell::WindowsCmdVerbatim => {
+                if windows_bare(program) {
+                    Some(program.to_string())
+                } else if program.contains(['"', '%', '\n', '\r']) {
+                    // cmd expands %VAR% even inside quotes; a quote cannot be escaped.
+                    None
+                } else {
+                    Some(format!("\"{program}\""))
+                }
+            }
+        }
     }
 }
 
-/// Quotes a path for the hosts' shell: as is when it has no special character, else in
-/// single quotes (double quotes on Windows).
-pub fn quote_program(program: &Path) -> String {
-    let text = program.to_string_lossy();
+/// Characters a Windows path may hold and still be one word to bash, PowerShell and cmd
+/// alike, unquoted: letters and digits (any script), `_ - . ~ :` and the separators.
+/// (`~` for 8.3 short names; cmd splits at `, ; =`, PowerShell and bash treat `& ( ) ' $ %`
+/// and spaces specially.)
+fn windows_bare(path: &str) -> bool {
+    path.chars()
+        .all(|c| c.is_alphanumeric() || "_-.~:\\/".contains(c))
+}
+
+/// Quotes for a POSIX shell: as is when it has no special character, else in single quotes.
+fn posix_quote(text: &str) -> String {
     let plain = !text.is_empty()
-        && text.chars().all(|c| {
-            c.is_ascii_alphanumeric() || "_-./+,:@%=".contains(c) || (cfg!(windows) && c == '\\')
-        });
+        && text
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "_-./+,:@%=".contains(c));
     if plain {
-        text.into_owned()
-    } else if cfg!(windows) {
-        format!("\"{text}\"")
+        text.to_string()
     } else {
         format!("'{}'", text.replace('\'', r"'\''"))
     }
+}
+
+/// The command `host` runs for one of our hooks on `os`, or `None` when its shell cannot run
+/// `program` (see [`runnable_program`]). Claude Code's `hook` defaults to `--host claude`, so
+/// its commands carry no `--host`, like the plugin's.
+pub fn hook_command_for(os: Os, program: &str, host: Host, event_arg: &str) -> Option<String> {
+    let program = HookShell::of(os, host).program_text(program)?;
+    Some(match host {
+        Host::Claude => format!("{program} hook {event_arg}"),
+        _ => format!("{program} hook {event_arg} --host {}", host.cli_name()),
+    })
+}
+
+/// The command `host` runs for one of our hooks on this OS. `program` must have passed
+/// [`runnable_program`]; a path it would refuse is double-quoted as a last resort.
+pub fn hook_command(program: &Path, host: Host, event_arg: &str) -> String {
+    let text = program.to_string_lossy();
+    hook_command_for(Os::CURRENT, &text, host, event_arg).unwrap_or_else(|| {
+        let quoted = format!("\"{text}\"");
+        match host {
+            Host::Claude => format!("{quoted} hook {event_arg}"),
+            _ => format!("{quoted} hook {event_arg} --host {}", host.cli_name()),
+        }
+    })
+}
+
+/// The path `host`'s shell can run on this OS for `program`: the path itself, or on Windows
+/// the same file through its folder's 8.3 short name when the long one would need quoting
+/// the shell cannot take. `Err` says why neither works.
+pub fn runnable_program(host: Host, program: &Path) -> Result<PathBuf, String> {
+    runnable_with(Os::CURRENT, host, program, short_folder)
+}
+
+/// [`runnable_program`] with the OS and the short-name lookup given (testable anywhere).
+pub fn runnable_with(
+    os: Os,
+    host: Host,
+    program: &Path,
+    short_folder: impl Fn(&Path) -> Option<PathBuf>,
+) -> Result<PathBuf, String> {
+    let shell = HookShell::of(os, host);
+    if shell.program_text(&program.to_string_lossy()).is_some() {
+        return Ok(program.to_path_buf());
+    }
+    // Split by hand: a Windows path is checked on any OS in tests.
+    let text = program.to_string_lossy();
+    let short = text.rfind(['\\', '/']).and_then(|cut| {
+        let separator = if os == Os::Windows { '\\' } else { '/' };
+        let short = short_folder(Path::new(&text[..cut]))?;
+        Some(PathBuf::from(format!(
+            "{}{separator}{}",
+            short.display(),
+            &text[cut + 1..]
+        )))
+    });
+    if let Some(short) = short
+        && shell.program_text(&short.to_string_lossy()).is_some()
+    {
+        return Ok(short);
+    }
+    Err(format!(
+        "{} runs hook commands through {}, which cannot run {} (its path holds a space or one of & ( ) , ; = % ' and the folder has no short name without one); install {PROGRAM_NAME} in a folder whose path has none of those, and pass it with --script",
+        host.display_name(),
+        match shell {
+            HookShell::WindowsBashOrPowerShell => "Git Bash or PowerShell",
+            HookShell::WindowsCmdArgument | HookShell::WindowsCmdVerbatim => "cmd.exe",
+            HookShell::Posix => "sh",
+        },
+        program.display()
+    ))
+}
+
+/// A folder's 8.3 short name (`GetShortPathNameW`), when the volume keeps them.
+#[cfg(windows)]
+fn short_folder(folder: &Path) -> Option<PathBuf> {
+    use std::os::windows::ffi::{OsStrExt, OsStringExt};
+    use windows_sys::Win32::Storage::FileSystem::GetShortPathNameW;
+    let wide: Vec<u16> = folder.as_os_str().encode_wide().chain([0]).collect();
+    let mut buffer = vec![0u16; 1024];
+    // SAFETY: `wide` is NUL-terminated; the buffer holds the length passed.
+    let len = unsafe { GetShortPathNameW(wide.as_ptr(), buffer.as_mut_ptr(), buffer.len() as u32) };
+    let len = usize::try_from(len)
+        .ok()
+        .filter(|&l| l > 0 && l < buffer.len())?;
+    Some(PathBuf::from(std::ffi::OsString::from_wide(&buffer[..len])))
+}
+
+/// Short names exist only on Windows.
+#[cfg(not(windows))]
+fn short_folder(_folder: &Path) -> Option<PathBuf> {
+    None
+}
+
+/// Quotes a path for the person's terminal, in command position (the program to run):
+/// a POSIX shell's quoting on Linux and macOS; on Windows PowerShell's (the default
+/// terminal), `& '<path>'` when the bare path would not do.
+pub fn quote_program(program: &Path) -> String {
+    let text = program.to_string_lossy();
+    match Os::CURRENT {
+        Os::Windows if !windows_bare(&text) => format!("& {}", powershell_quote(&text)),
+        Os::Windows => text.into_owned(),
+        Os::Linux | Os::MacOs => posix_quote(&text),
+    }
+}
+
+/// Quotes a path for the person's terminal as an argument: POSIX quoting on Linux and
+/// macOS, PowerShell's single quotes on Windows when the bare path would not do.
+pub fn quote_argument(path: &Path) -> String {
+    let text = path.to_string_lossy();
+    match Os::CURRENT {
+        Os::Windows if !windows_bare(&text) => powershell_quote(&text),
+        Os::Windows => text.into_owned(),
+        Os::Linux | Os::MacOs => posix_quote(&text),
+    }
+}
+
+/// PowerShell's verbatim string: single quotes, a quote doubled.
+fn powershell_quote(text: &str) -> String {
+    format!("'{}'", text.replace('\'', "''"))
 }
 
 /// When `command` is one of ours, the program it runs (unquoted, as written: it may hold
@@ -240,5 +424,123 @@ mod tests {
             None
         );
         assert_eq!(checkable_path("fabric-session", home), None);
+    }
+
+    #[test]
+    fn windows_commands_suit_each_hosts_shell() {
+        let plain = r"C:\Users\me\AppData\Local\fabric-companion\bin\fabric-session.exe";
+        assert_eq!(
+            hook_command_for(Os::Windows, plain, Host::Claude, "stop").unwrap(),
+            "C:/Users/me/AppData/Local/fabric-companion/bin/fabric-session.exe hook stop"
+        );
+        assert_eq!(
+            hook_command_for(Os::Windows, plain, Host::Codex, "session-start").unwrap(),
+            format!("{plain} hook session-start --host codex")
+        );
+        assert_eq!(
+            hook_command_for(Os::Windows, plain, Host::Kimi, "user-prompt-submit").unwrap(),
+            format!("{plain} hook user-prompt-submit --host kimi")
+        );
+        // A space: only Kimi's cmd /d /s /c takes a quoted path.
+        let spaced = r"C:\Users\Jo Ann\AppData\Local\fabric-companion\bin\fabric-session.exe";
+        assert_eq!(
+            hook_command_for(Os::Windows, spaced, Host::Claude, "stop"),
+            None
+        );
+        assert_eq!(
+            hook_command_for(Os::Windows, spaced, Host::Codex, "stop"),
+            None
+        );
+        assert_eq!(
+            hook_command_for(Os::Windows, spaced, Host::Kimi, "stop").unwrap(),
+            format!("\"{spaced}\" hook stop --host kimi")
+        );
+        // cmd expands %VAR% even inside quotes, and splits at , ; =
+        for odd in [r"C:\a%b\fabric-session.exe", r"C:\a,b\fabric-session.exe"] {
+            assert_eq!(
+                hook_command_for(Os::Windows, odd, Host::Codex, "stop"),
+                None
+            );
+        }
+        assert_eq!(
+            hook_command_for(
+                Os::Windows,
+                r"C:\a%b\fabric-session.exe",
+                Host::Kimi,
+                "stop"
+            ),
+            None
+        );
+        // Letters of any script are plain; 8.3 names keep their tilde.
+        let accented = r"C:\Users\José\AppData\Local\FABRIC~1\bin\fabric-session.exe";
+        assert_eq!(
+            hook_command_for(Os::Windows, accented, Host::Codex, "stop").unwrap(),
+            format!("{accented} hook stop --host codex")
+        );
+    }
+
+    #[test]
+    fn every_windows_command_is_recognised_as_ours() {
+        let programs = [
+            r"C:\Users\me\AppData\Local\fabric-companion\bin\fabric-session.exe",
+            r"C:\Users\JOANN~1\AppData\Local\fabric-companion\bin\fabric-session.exe",
+        ];
+        for program in programs {
+            for host in Host::ALL {
+                let command = hook_command_for(Os::Windows, program, host, "stop").unwrap();
+                let found = our_program(&command).unwrap();
+                assert_eq!(found.replace('/', "\\"), program, "{command}");
+            }
+        }
+        let spaced = r"C:\Users\Jo Ann\fabric-session.exe";
+        let kimi = hook_command_for(Os::Windows, spaced, Host::Kimi, "stop").unwrap();
+        assert_eq!(our_program(&kimi).as_deref(), Some(spaced));
+    }
+
+    #[test]
+    fn a_short_folder_stands_in_where_the_shell_cannot_quote() {
+        let program =
+            Path::new(r"C:\Users\Jo Ann\AppData\Local\fabric-companion\bin\fabric-session.exe");
+        let short = |_: &Path| {
+            Some(PathBuf::from(
+                r"C:\Users\JOANN~1\AppData\Local\FABRIC~1\bin",
+            ))
+        };
+        for host in [Host::Claude, Host::Codex] {
+            let chosen = runnable_with(Os::Windows, host, program, short).unwrap();
+            assert_eq!(
+                chosen,
+                Path::new(r"C:\Users\JOANN~1\AppData\Local\FABRIC~1\bin\fabric-session.exe"),
+                "{host:?}"
+            );
+        }
+        // Kimi quotes it instead: the long path stays.
+        assert_eq!(
+            runnable_with(Os::Windows, Host::Kimi, program, short).unwrap(),
+            program
+        );
+        // No short names on that volume: refused, saying why.
+        let err = runnable_with(Os::Windows, Host::Codex, program, |_: &Path| None).unwrap_err();
+        assert!(err.contains("Codex") && err.contains("cmd.exe"), "{err}");
+        let err = runnable_with(Os::Windows, Host::Claude, program, |_: &Path| None).unwrap_err();
+        assert!(err.contains("Git Bash or PowerShell"), "{err}");
+        // POSIX shells quote anything.
+        let mac = Path::new(
+            "/Users/a/Library/Application Support/ai.passioncode.fabric-companion/bin/fabric-session",
+        );
+        assert_eq!(
+            runnable_with(Os::MacOs, Host::Codex, mac, |_: &Path| None).unwrap(),
+            mac
+        );
+        assert_eq!(
+            hook_command_for(
+                Os::MacOs,
+                &mac.to_string_lossy(),
+                Host::Codex,
+                "session-start"
+            )
+            .unwrap(),
+            format!("'{}' hook session-start --host codex", mac.display())
+        );
     }
 }

@@ -227,6 +227,8 @@ pub enum InstallError {
         "cannot tell which {PROGRAM_NAME} the hooks should run ({detail}); pass --script <path>"
     )]
     NoProgram { detail: String },
+    #[error("{detail}")]
+    UnrunnablePath { path: PathBuf, detail: String },
     #[error("refusing to write {}: the edit did not check out ({detail}); nothing was changed", path.display())]
     EditCheckFailed { path: PathBuf, detail: String },
     #[error("{} did not read back as written ({detail}); {outcome}", path.display())]
@@ -249,6 +251,7 @@ impl InstallError {
             InstallError::ReadOnly { .. } => "read-only",
             InstallError::BadScript { .. } => "bad-script",
             InstallError::NoProgram { .. } => "no-program",
+            InstallError::UnrunnablePath { .. } => "unrunnable-path",
             InstallError::EditCheckFailed { .. } => "edit-check-failed",
             InstallError::ReadBackFailed { .. } => "read-back-failed",
         }
@@ -299,7 +302,13 @@ pub fn plan(
     let mut warnings = Vec::new();
     let (program, wanted) = match operation {
         Operation::Install => {
-            let choice = choose_program(host, script, paths)?;
+            let mut choice = choose_program(host, script, paths)?;
+            choice.path = command::runnable_program(host, &choice.path).map_err(|detail| {
+                InstallError::UnrunnablePath {
+                    path: choice.path.clone(),
+                    detail,
+                }
+            })?;
             warnings.extend(choice.warnings);
             let wanted = entries_for(host, &choice.path);
             (Some(choice.path), wanted)

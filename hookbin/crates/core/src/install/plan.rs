@@ -149,7 +149,7 @@ pub(crate) fn apply_command(
     }
     if let Some(script) = script {
         command.push_str(" --script ");
-        command.push_str(&super::command::quote_program(script));
+        command.push_str(&super::command::quote_argument(script));
     }
     command.push_str(&format!(" --apply --expect-sha256 {digest}"));
     command
