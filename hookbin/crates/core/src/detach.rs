@@ -45,9 +45,13 @@ pub fn spawn_detached<S: AsRef<OsStr>>(program: &Path, args: &[S]) -> std::io::R
     #[cfg(windows)]
     {
         use std::os::windows::process::CommandExt;
-        const DETACHED_PROCESS: u32 = 0x0000_0008;
-        const CREATE_NEW_PROCESS_GROUP: u32 = 0x0000_0200;
-        const CREATE_NO_WINDOW: u32 = 0x0800_0000;
+        use windows_sys::Win32::System::Threading::{
+            CREATE_NEW_PROCESS_GROUP, CREATE_NO_WINDOW, DETACHED_PROCESS,
+        };
+        // DETACHED_PROCESS: no console at all (neither ours nor a new one), so nothing
+        // flashes; CREATE_NO_WINDOW says the same for a console program should the flags
+        // ever be read alone; CREATE_NEW_PROCESS_GROUP: a Ctrl+C or Ctrl+Break sent to the
+        // host's console group does not reach it.
         command.creation_flags(DETACHED_PROCESS | CREATE_NEW_PROCESS_GROUP | CREATE_NO_WINDOW);
     }
     let child = command.spawn()?;
