@@ -332,7 +332,20 @@ fn stdin_is_pipe() -> bool {
     })
 }
 
-#[cfg(not(unix))]
+/// Windows: an anonymous or named pipe (`GetFileType` says `FILE_TYPE_PIPE`).
+#[cfg(windows)]
+fn stdin_is_pipe() -> bool {
+    use std::os::windows::io::AsRawHandle;
+    use windows_sys::Win32::Storage::FileSystem::{FILE_TYPE_PIPE, GetFileType};
+    let handle = io::stdin().as_raw_handle();
+    if handle.is_null() {
+        return false;
+    }
+    // SAFETY: the handle is our own standard input, open for the life of the process.
+    unsafe { GetFileType(handle) == FILE_TYPE_PIPE }
+}
+
+#[cfg(not(any(unix, windows)))]
 fn stdin_is_pipe() -> bool {
     false
 }
@@ -400,8 +413,9 @@ fn arm_parent_death_signal() {}
 /// before the death signal was armed), then, where the kernel does not signal it (not
 /// Linux), every [`PARENT_POLL`].
 async fn parent_death(parent: u32) {
+    let started = process::process_info(parent).map_or(0, |info| info.start_ticks);
     loop {
-        if parent_gone(parent) {
+        if parent_gone(parent, started) {
             return;
         }
         if cfg!(target_os = "linux") {
@@ -411,9 +425,14 @@ async fn parent_death(parent: u32) {
     }
 }
 
-/// Whether the parent we started with is gone (we were re-parented).
-fn parent_gone(parent: u32) -> bool {
-    cfg!(unix) && process::parent_pid() != parent
+/// Whether the parent we started with is gone: on Unix we were re-parented; Windows never
+/// re-parents, so there the parent (pid and start time) must no longer be alive.
+fn parent_gone(parent: u32, started: u64) -> bool {
+    if cfg!(windows) {
+        !process::same_process_alive(parent, started)
+    } else {
+        process::parent_pid() != parent
+    }
 }
 
 #[cfg(test)]
