@@ -6,6 +6,7 @@
 //! (2 or 4 spaces or tabs, any line endings); JSON in another layout comes back equal as data.
 //! A missing or empty JSON file comes back as `{}` (the empty settings), a missing TOML file
 //! as an empty file.
+#![cfg(unix)] // file modes, symlinks and a temporary HOME given by HOME and XDG variables (Windows reads neither)
 
 mod install_support;
 

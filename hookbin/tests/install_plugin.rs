@@ -1,6 +1,7 @@
 //! The Claude Code plugin package in `hookbin/claude-plugin/`: its JSON files have the
 //! documented shape, its hooks match what `install-host-hooks --host claude` installs, and
 //! its build step is in place.
+#![cfg(unix)] // file modes and a temporary HOME given by HOME and XDG variables (Windows reads neither)
 
 use std::fs;
 use std::os::unix::fs::PermissionsExt;

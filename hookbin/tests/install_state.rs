@@ -4,6 +4,7 @@
 //! `Paths` is built by hand; the hosts' folder variables (`CLAUDE_CONFIG_DIR`, `CODEX_HOME`,
 //! `KIMI_CODE_HOME`) are read from this process's environment, so a host whose variable is
 //! set here is skipped rather than pointed at a real config.
+#![cfg(unix)] // file modes and a temporary HOME given by HOME and XDG variables (Windows reads neither)
 
 mod install_support;
 

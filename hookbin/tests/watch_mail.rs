@@ -8,6 +8,7 @@
 //!   15-minute cap, the jitter and the 10 s floor are checked without waiting: with a
 //!   scripted look, and with the real look against the stand-in (run on a real-time runtime
 //!   inside `spawn_blocking`, which keeps the paused clock from jumping while a child runs).
+#![cfg(unix)] // signals, a parent that dies, executable scripts: Unix only
 
 mod common;
 

@@ -261,6 +261,7 @@ pub(crate) fn unique_suffix() -> u64 {
 mod tests {
     use super::*;
 
+    #[cfg(unix)]
     #[test]
     fn atomic_write_keeps_mode_and_symlink() {
         let dir = tempfile::tempdir().unwrap();

@@ -111,7 +111,15 @@ mod tests {
 
     #[test]
     fn an_unreaped_child_is_dead() {
-        let mut child = std::process::Command::new("true").spawn().unwrap();
+        // Exits at once; `child` keeps it unreaped (Unix) or its handle open (Windows).
+        let mut child = if cfg!(windows) {
+            std::process::Command::new("cmd.exe")
+                .args(["/d", "/c", "exit 0"])
+                .spawn()
+                .unwrap()
+        } else {
+            std::process::Command::new("true").spawn().unwrap()
+        };
         let pid = child.id();
         // Wait until it has exited without reaping it.
         let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);

@@ -56,8 +56,11 @@ mod tests {
         std::fs::write(&source, b"v2").unwrap();
         assert_eq!(ensure_copy(&source, &stable).unwrap(), CopyOutcome::Updated);
         assert_eq!(std::fs::read(&stable).unwrap(), b"v2");
-        use std::os::unix::fs::PermissionsExt;
-        let mode = std::fs::metadata(&stable).unwrap().permissions().mode() & 0o777;
-        assert_eq!(mode, 0o755);
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            let mode = std::fs::metadata(&stable).unwrap().permissions().mode() & 0o777;
+            assert_eq!(mode, 0o755);
+        }
     }
 }

@@ -381,33 +381,53 @@ mod tests {
         ];
         for program in programs {
             for host in Host::ALL {
-                let command = hook_command(Path::new(program), host, "session-start");
-                assert_eq!(our_program(&command).as_deref(), Some(program), "{command}");
+                for os in [Os::Linux, Os::MacOs] {
+                    let command = hook_command_for(os, program, host, "session-start").unwrap();
+                    assert_eq!(our_program(&command).as_deref(), Some(program), "{command}");
+                }
             }
         }
     }
 
     #[test]
     fn command_text_per_host() {
-        let program = Path::new("/p/fabric-session");
+        let program = "/p/fabric-session";
         assert_eq!(
-            hook_command(program, Host::Claude, "stop"),
+            hook_command_for(Os::Linux, program, Host::Claude, "stop").unwrap(),
             "/p/fabric-session hook stop"
         );
         assert_eq!(
-            hook_command(program, Host::Codex, "session-start"),
+            hook_command_for(Os::Linux, program, Host::Codex, "session-start").unwrap(),
             "/p/fabric-session hook session-start --host codex"
         );
         assert_eq!(
-            hook_command(
-                Path::new("/a b/fabric-session"),
+            hook_command_for(
+                Os::MacOs,
+                "/a b/fabric-session",
                 Host::Kimi,
                 "user-prompt-submit"
-            ),
+            )
+            .unwrap(),
             "'/a b/fabric-session' hook user-prompt-submit --host kimi"
         );
     }
 
+    #[test]
+    fn this_os_commands_are_the_tables() {
+        let program = if cfg!(windows) {
+            r"C:\p\fabric-session.exe"
+        } else {
+            "/p/fabric-session"
+        };
+        for host in Host::ALL {
+            assert_eq!(
+                Some(hook_command(Path::new(program), host, "stop")),
+                hook_command_for(Os::CURRENT, program, host, "stop")
+            );
+        }
+    }
+
+    #[cfg(unix)]
     #[test]
     fn checkable_paths() {
         let home = Path::new("/home/me");
