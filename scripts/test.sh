@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The whole test suite, from a fresh Debian 12 machine: installs what it needs, then checks
-# formatting, lints with warnings denied, and runs every test: the hooks' and installer's
+# formatting, lints with warnings denied (for Linux, and for Windows and macOS cross-checked
+# from here), and runs every test: the hooks' and installer's
 # integration tests, watch-mail, the tray (under Xvfb with dunst and trayer), the dashboard's
 # unit, browser (Debian's Chromium) and end-to-end tests (the real WebKit webview through
 # tauri-driver).
@@ -35,6 +36,8 @@ echo "== cargo fmt --check"
 cargo fmt --all -- --check
 echo "== cargo clippy (warnings denied)"
 cargo clippy --workspace --all-targets --locked -- -D warnings
+echo "== clippy for Windows and macOS, from here (warnings denied; scripts/check-foreign.sh)"
+bash scripts/check-foreign.sh
 echo "== cargo build (the binaries the end-to-end tests start)"
 cargo build --workspace --locked
 echo "== cargo test"
