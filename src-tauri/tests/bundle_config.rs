@@ -124,6 +124,18 @@ fn linux_bundles_a_deb_and_the_base_config_names_no_sidecar() {
 }
 
 #[test]
+fn the_app_identifier_is_the_one_the_tray_notifies_under() {
+    // Windows drops toasts whose AppUserModelID no shortcut carries; the installers give the
+    // Start menu shortcut the bundle identifier, and the tray names the same one.
+    for target in [Target::Windows, Target::MacOS, Target::Linux] {
+        assert_eq!(
+            bundle_config(target).identifier,
+            companion_core::paths::APP_IDENTIFIER
+        );
+    }
+}
+
+#[test]
 fn the_sidecar_script_names_the_files_tauri_looks_for() {
     // tauri looks for <externalBin>-<target triple>[.exe]: the script must write exactly that.
     let script = std::fs::read_to_string(src_tauri().join("scripts/prepare-sidecars.sh")).unwrap();

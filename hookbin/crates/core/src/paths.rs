@@ -25,6 +25,10 @@ use directories::BaseDirs;
 use crate::env_vars;
 use crate::platform::Os;
 
+/// The installed app's identifier (`identifier` in `src-tauri/tauri.conf.json`): its macOS
+/// bundle id, and on Windows the AppUserModelID its Start menu shortcut carries, which the
+/// tray's notifications must name.
+pub const APP_IDENTIFIER: &str = "ai.passioncode.fabric-companion.dashboard";
 /// Our bundle id, used for the macOS folders.
 pub const BUNDLE_ID: &str = "ai.passioncode.fabric-companion";
 /// Our folder name on Linux and Windows.
