@@ -10,11 +10,11 @@
 # builds `std` for each target (`-Zbuild-std`, allowed on a stable compiler by
 # RUSTC_BOOTSTRAP=1, for this command only).
 #
-# What is left out, and why: on macOS, crates whose build scripts compile Objective-C against
-# the macOS SDK (not available off a Mac): the dashboard (`fabric-companion`: wry enables
-# objc2's `exception` feature, whose helper is C) and the tray's notifications
-# (`mac-notification-sys`). The tray is checked without its `notifications` feature; the
-# dashboard's platform code lives in `companion-core`, which is checked. See the README.
+# What is left out, and why: on macOS, the dashboard (`fabric-companion`): wry turns on
+# objc2's `exception` feature, whose helper is Objective-C compiled against the macOS SDK by a
+# build script, and the SDK is not available off a Mac. The dashboard's platform code lives in
+# `companion-core`, which is checked. (The tray's macOS notifications use objc2 bindings, not
+# notify-rust's C backend, so the tray is checked whole.) See the README.
 #
 # Usage: scripts/check-foreign.sh [windows|macos]...   (default: both)
 # The target folder is kept between runs ($FABRIC_FOREIGN_TARGET_DIR, default
@@ -60,7 +60,7 @@ for target in "${targets[@]}"; do
       ;;
     macos)
       lint aarch64-apple-darwin \
-        -p companion-core -p fabric-client -p fabric-session -p fabric-fake
+        -p companion-core -p fabric-client -p fabric-session -p fabric-fake -p fabric-tray
       ;;
     *)
       echo "check-foreign: unknown target '$target' (windows or macos)" >&2
