@@ -2,6 +2,11 @@
 //! (`<data dir>/bin/fabric-session`): the desktop app copies its bundled binary there on first
 //! start and keeps it current on upgrade, replacing it atomically and only when the content
 //! differs, so the hook command string (and Codex's trust in it) never changes.
+//!
+//! Windows refuses to replace an executable while it runs (a hook, or a detached worker
+//! finishing its turn), but lets it be renamed: there the running copy is moved aside to
+//! `fabric-session.exe.<n>.old` first, and such leftovers are removed on a later call, once
+//! nothing runs them.
 
 use std::path::Path;
 
@@ -30,9 +35,52 @@ pub fn ensure_copy(source: &Path, stable: &Path) -> std::io::Result<CopyOutcome>
     if let Some(dir) = stable.parent() {
         fsutil::create_private_dir(dir)?;
     }
+    #[cfg(windows)]
+    remove_set_aside(stable);
     // A fresh file gets 0755; a replaced one keeps whatever mode the person gave it.
-    fsutil::write_atomic(stable, &wanted, 0o755)?;
+    match fsutil::write_atomic(stable, &wanted, 0o755) {
+        #[cfg(windows)]
+        Err(err)
+            if matches!(
+                err.kind(),
+                std::io::ErrorKind::PermissionDenied | std::io::ErrorKind::ResourceBusy
+            ) =>
+        {
+            // In use: rename the running copy out of the way, then put the new one in place.
+            std::fs::rename(stable, set_aside_name(stable))?;
+            fsutil::write_atomic(stable, &wanted, 0o755)?;
+        }
+        result => result?,
+    }
     Ok(outcome)
+}
+
+/// A free `<stable>.<n>.old` beside the stable copy.
+#[cfg(windows)]
+fn set_aside_name(stable: &Path) -> std::path::PathBuf {
+    let base = stable.as_os_str().to_string_lossy().into_owned();
+    (1..)
+        .map(|n| std::path::PathBuf::from(format!("{base}.{n}.old")))
+        .find(|candidate| !candidate.exists())
+        .expect("some number is free")
+}
+
+/// Removes copies set aside earlier; one still running stays until a later call.
+#[cfg(windows)]
+fn remove_set_aside(stable: &Path) {
+    let (Some(dir), Some(name)) = (stable.parent(), stable.file_name()) else {
+        return;
+    };
+    let prefix = format!("{}.", name.to_string_lossy());
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let file = entry.file_name().to_string_lossy().into_owned();
+        if file.starts_with(&prefix) && file.ends_with(".old") {
+            let _ = std::fs::remove_file(entry.path());
+        }
+    }
 }
 
 #[cfg(test)]
