@@ -46,7 +46,7 @@ lint() {
   CARGO="$debian_cargo" RUSTC=/usr/bin/rustc RUSTC_BOOTSTRAP=1 \
     nice /usr/bin/cargo-clippy clippy \
     -Zbuild-std=std,panic_abort --target "$triple" \
-    --target-dir "$FABRIC_FOREIGN_TARGET_DIR" --locked --all-targets "$@" -- -D warnings
+    --target-dir "$FABRIC_FOREIGN_TARGET_DIR" --locked --keep-going --all-targets "$@" -- -D warnings
 }
 
 targets=("$@")
@@ -59,8 +59,7 @@ for target in "${targets[@]}"; do
       lint x86_64-pc-windows-msvc --workspace --exclude fabric-companion
       ;;
     macos)
-      lint aarch64-apple-darwin \
-        -p companion-core -p fabric-client -p fabric-session -p fabric-fake -p fabric-tray
+      lint aarch64-apple-darwin --workspace --exclude fabric-companion
       ;;
     *)
       echo "check-foreign: unknown target '$target' (windows or macos)" >&2

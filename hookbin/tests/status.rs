@@ -1,4 +1,5 @@
 //! `fabric-session status` and `status --json`, run as the real binary in a temporary HOME.
+#![cfg(unix)] // a temporary HOME given by HOME and XDG variables, which Windows does not read
 
 mod common;
 

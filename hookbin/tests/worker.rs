@@ -2,6 +2,7 @@
 //! repository's own config runs no program in it; a slow git never costs Fabric its time; a
 //! turn is marked sent only once Fabric answered it; and `fabric-mcp`'s own children end
 //! with it.
+#![cfg(unix)] // a temporary HOME given by HOME and XDG variables (Windows reads neither), process groups, scripts run as programs
 
 mod common;
 
