@@ -54,9 +54,7 @@ targets=("$@")
 for target in "${targets[@]}"; do
   case "$target" in
     windows)
-      # fabric-companion's desktop plumbing (the tray's lock, the log's rotation check) is
-      # being moved into companion-core (issue 12); it joins this check once it has.
-      lint x86_64-pc-windows-msvc --workspace --exclude fabric-companion
+      lint x86_64-pc-windows-msvc --workspace
       ;;
     macos)
       lint aarch64-apple-darwin --workspace --exclude fabric-companion

@@ -161,9 +161,19 @@ impl LogTail {
     }
 }
 
+/// The live file's identity: its inode on Unix; elsewhere (Windows) its creation time, which
+/// a rotation (rename aside, then a new file) changes too.
+#[cfg(unix)]
 fn inode(path: &Path) -> Option<u64> {
     use std::os::unix::fs::MetadataExt;
     std::fs::metadata(path).ok().map(|m| m.ino())
+}
+
+#[cfg(not(unix))]
+fn inode(path: &Path) -> Option<u64> {
+    let created = std::fs::metadata(path).ok()?.created().ok()?;
+    let since = created.duration_since(std::time::UNIX_EPOCH).ok()?;
+    u64::try_from(since.as_nanos()).ok()
 }
 
 fn read_whole(path: &Path) -> Option<String> {
