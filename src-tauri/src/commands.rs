@@ -314,7 +314,7 @@ pub struct SettingsView {
 fn settings_view(paths: &Paths) -> SettingsView {
     let path = settings::settings_path(paths);
     let s = settings::load(&path);
-    let autostart_file = companion_core::autostart::autostart_file(paths);
+    let autostart_file = companion_core::autostart::location(paths);
     SettingsView {
         form: SettingsForm {
             watch_interval_secs: s.watch_interval_secs,
@@ -326,7 +326,7 @@ fn settings_view(paths: &Paths) -> SettingsView {
         path,
         notifications_paused_until: s.notifications_paused_until,
         min_interval_secs: settings::MIN_WATCH_INTERVAL_SECS,
-        autostart_present: autostart_file.is_file(),
+        autostart_present: companion_core::autostart::is_enabled(paths),
         autostart_file,
     }
 }

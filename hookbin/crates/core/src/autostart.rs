@@ -1,17 +1,32 @@
-//! "Launch the tray at login": the login item that starts `fabric-tray`. On Linux and other
-//! XDG desktops it is `$XDG_CONFIG_HOME/autostart/fabric-tray.desktop` (default
-//! `~/.config/autostart`). The dashboard's Settings turn it on and off through this module.
+//! "Launch the tray at login": the login item that starts `fabric-tray`, one per OS, each
+//! written and removed only by this module (the dashboard's Settings turn it on and off):
+//! - Linux and other XDG desktops: `$XDG_CONFIG_HOME/autostart/fabric-tray.desktop` (default
+//!   `~/.config/autostart`);
+//! - macOS: a LaunchAgent, `~/Library/LaunchAgents/ai.passioncode.fabric-companion.tray.plist`
+//!   (`RunAtLoad`, in the person's GUI session only);
+//! - Windows: the `Fabric Companion` value under `HKCU\Software\Microsoft\Windows\CurrentVersion\Run`.
 //!
-//! It writes and removes only its own file, atomically; it never starts the tray.
+//! Files are written atomically; it removes only its own entry and never starts the tray. The
+//! entries' contents are pure functions, tested on every OS.
 
 use std::path::{Path, PathBuf};
 
+#[cfg(not(windows))]
 use crate::fsutil;
 use crate::paths::Paths;
 use crate::programs::{self, Program, Search};
 
-/// The autostart entry's file name.
+/// The XDG autostart entry's file name.
 pub const AUTOSTART_FILE: &str = "fabric-tray.desktop";
+
+/// The macOS LaunchAgent's label (and file name, with `.plist`).
+pub const LAUNCH_AGENT_LABEL: &str = "ai.passioncode.fabric-companion.tray";
+
+/// The Windows `Run` key, under `HKEY_CURRENT_USER`.
+pub const RUN_KEY: &str = r"Software\Microsoft\Windows\CurrentVersion\Run";
+
+/// The value's name under [`RUN_KEY`].
+pub const RUN_VALUE: &str = "Fabric Companion";
 
 /// `$XDG_CONFIG_HOME/autostart/fabric-tray.desktop`.
 pub fn autostart_file(paths: &Paths) -> PathBuf {
@@ -42,22 +57,186 @@ pub fn autostart_text(tray: &Path) -> String {
     )
 }
 
-/// Makes the autostart entry match `enabled`. Writes atomically; removes only our own file.
-/// The entry runs the tray found by [`programs::find`], else `fabric-tray` from `PATH`.
+/// `~/Library/LaunchAgents/ai.passioncode.fabric-companion.tray.plist`.
+pub fn launch_agent_file(paths: &Paths) -> PathBuf {
+    paths
+        .home
+        .join("Library")
+        .join("LaunchAgents")
+        .join(format!("{LAUNCH_AGENT_LABEL}.plist"))
+}
+
+fn xml_escape(text: &str) -> String {
+    text.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('"', "&quot;")
+}
+
+/// The LaunchAgent's property list for `tray`: started at login in the person's GUI session
+/// (`Aqua`), never kept alive against the person's Quit.
+pub fn launch_agent_plist(tray: &Path) -> String {
+    format!(
+        r#"<?xml version="1.0" encoding="UTF-8"?>
+<!DOCTYPE plist PUBLIC "-//Apple//DTD PLIST 1.0//EN" "http://www.apple.com/DTDs/PropertyList-1.0.dtd">
+<plist version="1.0">
+<dict>
+	<key>Label</key>
+	<string>{LAUNCH_AGENT_LABEL}</string>
+	<key>ProgramArguments</key>
+	<array>
+		<string>{}</string>
+	</array>
+	<key>RunAtLoad</key>
+	<true/>
+	<key>KeepAlive</key>
+	<false/>
+	<key>LimitLoadToSessionType</key>
+	<string>Aqua</string>
+	<key>ProcessType</key>
+	<string>Interactive</string>
+</dict>
+</plist>
+"#,
+        xml_escape(&tray.to_string_lossy())
+    )
+}
+
+/// The `Run` value's data for `tray`: the program's path in double quotes (a path with spaces
+/// would otherwise be cut at the first one).
+pub fn run_value_data(tray: &Path) -> String {
+    format!("\"{}\"", tray.to_string_lossy())
+}
+
+/// Where this OS's login item is, for a person to read (on Windows, the registry value).
+pub fn location(paths: &Paths) -> PathBuf {
+    if cfg!(windows) {
+        PathBuf::from(format!(r"HKEY_CURRENT_USER\{RUN_KEY}\{RUN_VALUE}"))
+    } else if cfg!(target_os = "macos") {
+        launch_agent_file(paths)
+    } else {
+        autostart_file(paths)
+    }
+}
+
+/// Whether this OS's login item of ours is there.
+pub fn is_enabled(paths: &Paths) -> bool {
+    #[cfg(windows)]
+    {
+        let _ = paths;
+        windows_run::exists()
+    }
+    #[cfg(not(windows))]
+    {
+        location(paths).is_file()
+    }
+}
+
+/// Makes this OS's login item match `enabled`. Removes only our own entry. The item runs the
+/// tray found by [`programs::find`], else `fabric-tray` from `PATH`.
 pub fn set_autostart(paths: &Paths, enabled: bool) -> std::io::Result<()> {
-    let file = autostart_file(paths);
-    if !enabled {
-        return match std::fs::remove_file(&file) {
-            Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(e),
-            _ => Ok(()),
+    let tray = || {
+        programs::find(Program::Tray, Search::BesideOrPath)
+            .unwrap_or_else(|_| PathBuf::from(Program::Tray.name()))
+    };
+    #[cfg(windows)]
+    {
+        let _ = paths;
+        if enabled {
+            windows_run::set(&run_value_data(&tray()))
+        } else {
+            windows_run::remove()
+        }
+    }
+    #[cfg(not(windows))]
+    {
+        let file = location(paths);
+        if !enabled {
+            return match std::fs::remove_file(&file) {
+                Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(e),
+                _ => Ok(()),
+            };
+        }
+        let text = if cfg!(target_os = "macos") {
+            launch_agent_plist(&tray())
+        } else {
+            autostart_text(&tray())
         };
+        if let Some(dir) = file.parent() {
+            std::fs::create_dir_all(dir)?;
+        }
+        fsutil::write_atomic(&file, text.as_bytes(), 0o644)
     }
-    let tray = programs::find(Program::Tray, Search::BesideOrPath)
-        .unwrap_or_else(|_| PathBuf::from(Program::Tray.name()));
-    if let Some(dir) = file.parent() {
-        std::fs::create_dir_all(dir)?;
+}
+
+/// The `Run` value in the registry (Windows only).
+#[cfg(windows)]
+mod windows_run {
+    use std::io;
+
+    use windows_sys::Win32::Foundation::{ERROR_FILE_NOT_FOUND, ERROR_SUCCESS};
+    use windows_sys::Win32::System::Registry::{
+        HKEY_CURRENT_USER, REG_SZ, RRF_RT_REG_SZ, RegDeleteKeyValueW, RegGetValueW, RegSetKeyValueW,
+    };
+
+    use super::{RUN_KEY, RUN_VALUE};
+
+    fn wide(text: &str) -> Vec<u16> {
+        text.encode_utf16().chain([0]).collect()
     }
-    fsutil::write_atomic(&file, autostart_text(&tray).as_bytes(), 0o644)
+
+    fn check(code: u32) -> io::Result<()> {
+        if code == ERROR_SUCCESS {
+            Ok(())
+        } else {
+            Err(io::Error::from_raw_os_error(code as i32))
+        }
+    }
+
+    pub fn exists() -> bool {
+        let (key, value) = (wide(RUN_KEY), wide(RUN_VALUE));
+        let mut size = 0u32;
+        // SAFETY: both names are NUL-terminated; a null buffer asks for the size only.
+        let code = unsafe {
+            RegGetValueW(
+                HKEY_CURRENT_USER,
+                key.as_ptr(),
+                value.as_ptr(),
+                RRF_RT_REG_SZ,
+                std::ptr::null_mut(),
+                std::ptr::null_mut(),
+                &mut size,
+            )
+        };
+        code == ERROR_SUCCESS
+    }
+
+    pub fn set(data: &str) -> io::Result<()> {
+        let (key, value, data) = (wide(RUN_KEY), wide(RUN_VALUE), wide(data));
+        let bytes = u32::try_from(data.len() * 2).map_err(io::Error::other)?;
+        // SAFETY: the names and the data are NUL-terminated UTF-16 buffers that outlive the call;
+        // `bytes` is the data's length in bytes, its NUL included, as REG_SZ wants.
+        check(unsafe {
+            RegSetKeyValueW(
+                HKEY_CURRENT_USER,
+                key.as_ptr(),
+                value.as_ptr(),
+                REG_SZ,
+                data.as_ptr().cast(),
+                bytes,
+            )
+        })
+    }
+
+    pub fn remove() -> io::Result<()> {
+        let (key, value) = (wide(RUN_KEY), wide(RUN_VALUE));
+        // SAFETY: both names are NUL-terminated UTF-16 buffers that outlive the call.
+        let code = unsafe { RegDeleteKeyValueW(HKEY_CURRENT_USER, key.as_ptr(), value.as_ptr()) };
+        if code == ERROR_FILE_NOT_FOUND {
+            return Ok(());
+        }
+        check(code)
+    }
 }
 
 #[cfg(test)]
@@ -69,5 +248,60 @@ mod tests {
         let text = autostart_text(Path::new("/opt/my apps/fabric-tray"));
         assert!(text.contains("Exec=\"/opt/my apps/fabric-tray\"\n"));
         assert!(text.starts_with("[Desktop Entry]\n"));
+    }
+
+    #[test]
+    fn the_launch_agent_runs_the_tray_at_login_in_the_gui_session() {
+        let text = launch_agent_plist(Path::new(
+            "/Applications/Fabric & Co.app/Contents/MacOS/fabric-tray",
+        ));
+        assert!(
+            text.contains(
+                "<key>Label</key>\n\t<string>ai.passioncode.fabric-companion.tray</string>"
+            )
+        );
+        assert!(text.contains(
+            "<string>/Applications/Fabric &amp; Co.app/Contents/MacOS/fabric-tray</string>"
+        ));
+        assert!(text.contains("<key>RunAtLoad</key>\n\t<true/>"));
+        assert!(text.contains("<key>KeepAlive</key>\n\t<false/>"));
+        assert!(text.contains("<string>Aqua</string>"));
+        assert!(text.starts_with("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"));
+        // Every opened element is closed: a plist launchd cannot parse is silently ignored.
+        for tag in ["dict", "array", "plist"] {
+            assert_eq!(
+                text.matches(&format!("<{tag}")).count(),
+                text.matches(&format!("</{tag}>")).count(),
+                "{tag}"
+            );
+        }
+    }
+
+    #[test]
+    fn the_launch_agent_lives_in_the_persons_launch_agents_folder() {
+        let home = PathBuf::from("/Users/ann");
+        let base = crate::paths::BaseFolders {
+            home: home.clone(),
+            data: home.join("Library/Application Support"),
+            data_local: home.join("Library/Application Support"),
+            cache: home.join("Library/Caches"),
+            config: home.join("Library/Application Support"),
+        };
+        let paths = Paths::layout(crate::platform::Os::MacOs, &base);
+        assert_eq!(
+            launch_agent_file(&paths),
+            Path::new("/Users/ann/Library/LaunchAgents/ai.passioncode.fabric-companion.tray.plist")
+        );
+    }
+
+    #[test]
+    fn the_run_value_quotes_a_path_with_spaces() {
+        assert_eq!(
+            run_value_data(Path::new(
+                r"C:\Program Files\Fabric Companion\fabric-tray.exe"
+            )),
+            r#""C:\Program Files\Fabric Companion\fabric-tray.exe""#
+        );
+        assert_eq!(RUN_KEY, r"Software\Microsoft\Windows\CurrentVersion\Run");
     }
 }
