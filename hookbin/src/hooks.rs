@@ -99,6 +99,7 @@ pub fn run(event: HookEvent, host: Host) {
     let Some(paths) = Paths::from_env() else {
         return;
     };
+    hook_log::log_skipped_files(&paths.hook_log(), event.name(), host.cli_name());
     match event {
         HookEvent::SessionStart => session_start(&paths, host, &input),
         HookEvent::Stop => stop(&paths, host, &input),

@@ -131,6 +131,10 @@ fn run(cli: Cli) -> anyhow::Result<u8> {
     let paths = Paths::from_env().ok_or_else(|| anyhow::anyhow!("no home folder is known"))?;
     match cli.command {
         Command::Status { json } => {
+            // A special file where a config should be is read as absent; say so, once each.
+            companion_core::fsutil::report_skipped_with(|name, special| {
+                eprintln!("fabric-session: {name} is {special}; read as absent");
+            });
             let cwd = std::env::current_dir().ok();
             let snapshot = status::collect(&paths, cwd.as_deref());
             if json {

@@ -4,7 +4,6 @@
 //! Lines are read by the core's one parser (`companion_core::hook_log::parse_line`); a line
 //! that does not fit is kept whole in `raw` with outcome `unparsed`.
 
-use std::fs::File;
 use std::io::{Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 
@@ -182,8 +181,9 @@ fn read_whole(path: &Path) -> Option<String> {
 
 /// Reads complete lines from `offset`; returns the text and the offset after the last newline.
 fn read_from(path: &Path, offset: u64) -> Option<(String, u64)> {
-    let mut file = File::open(path).ok()?;
-    let len = file.metadata().ok()?.len();
+    // The core's one careful read: never blocks on a FIFO or a device at the log's place.
+    let (mut file, meta) = companion_core::fsutil::open_regular(path).ok()??;
+    let len = meta.len();
     let start = if len.saturating_sub(offset) > READ_LIMIT {
         len - READ_LIMIT
     } else {

@@ -59,6 +59,10 @@ pub fn run() -> ExitCode {
             }),
         )
         .init();
+    // A special file where one of ours or a host's should be is read as absent: one line each.
+    companion_core::fsutil::report_skipped_with(|name, special| {
+        tracing::warn!("{name} is {special}; read as absent");
+    });
     if let Some(dir) = cli.render_icons {
         return match icon::render_all(&dir) {
             Ok(files) => {

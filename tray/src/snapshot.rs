@@ -2,7 +2,6 @@
 //! whether a hook logged a failure in the last hour. The reduction itself ([`reduce`]) is
 //! pure; [`read`] only gathers the inputs.
 
-use std::io::{Read, Seek, SeekFrom};
 use std::path::Path;
 
 use companion_core::hook_log;
@@ -98,17 +97,10 @@ pub fn is_failure_since(line: &str, since: i64) -> bool {
 
 /// Whether the hook log's tail holds a failure of the last hour.
 pub fn recent_failure(log: &Path, now: i64) -> bool {
-    let Ok(mut file) = std::fs::File::open(log) else {
+    // Never blocks on a FIFO or a device put at the log's place (the core's one careful read).
+    let Some(bytes) = companion_core::fsutil::read_tail(log, LOG_TAIL_BYTES) else {
         return false;
     };
-    let len = file.metadata().map(|m| m.len()).unwrap_or(0);
-    if len > LOG_TAIL_BYTES && file.seek(SeekFrom::Start(len - LOG_TAIL_BYTES)).is_err() {
-        return false;
-    }
-    let mut bytes = Vec::new();
-    if file.take(LOG_TAIL_BYTES).read_to_end(&mut bytes).is_err() {
-        return false;
-    }
     let since = now - FAILURE_WINDOW_SECS;
     String::from_utf8_lossy(&bytes)
         .lines()

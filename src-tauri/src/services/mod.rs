@@ -231,12 +231,10 @@ fn short_error(e: &ureq::Error) -> String {
 }
 
 fn read_bounded(path: &Path, limit: u64) -> Result<Vec<u8>, String> {
-    use std::io::Read;
-    let file = std::fs::File::open(path).map_err(|e| e.to_string())?;
-    let mut bytes = Vec::new();
-    file.take(limit + 1)
-        .read_to_end(&mut bytes)
-        .map_err(|e| e.to_string())?;
+    // The core's one careful read: never blocks on a FIFO or a device.
+    let bytes = companion_core::fsutil::read_bounded_strict(path, limit + 1)
+        .map_err(|e| e.to_string())?
+        .ok_or_else(|| "it is gone".to_string())?;
     if bytes.len() as u64 > limit {
         return Err(format!("larger than {limit} bytes"));
     }

@@ -2,6 +2,10 @@
 //! atomic replacement that keeps a file's mode (and writes through a symlink to its target),
 //! never-overwritten backups, private folders, and size-bounded reads.
 //!
+//! It owns the one way to read a file we do not own ([`open_regular`], [`read_bounded`]):
+//! never block on it (a FIFO, a device), never read more than a stated bound, and treat
+//! anything but a regular file as absent, reported once by name and kind (never content).
+//!
 //! Nothing here decides *what* to write; it only makes writing safe.
 
 use std::fs::{self, File, OpenOptions};
@@ -16,35 +20,185 @@ pub const PRIVATE_FILE_MODE: u32 = 0o600;
 /// Mode for folders we create.
 pub const PRIVATE_DIR_MODE: u32 = 0o700;
 
-/// Reads at most `limit` bytes of a file; `Ok(None)` when it does not exist.
-pub fn read_bounded(path: &Path, limit: u64) -> io::Result<Option<Vec<u8>>> {
-    match File::open(path) {
-        Ok(file) => {
-            let mut buf = Vec::new();
-            file.take(limit).read_to_end(&mut buf)?;
-            Ok(Some(buf))
+/// What a path we meant to read turned out to be when it is not a regular file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Special {
+    Fifo,
+    Socket,
+    Device,
+    Directory,
+    Other,
+    /// It could not be opened at all: a symlink loop, no permission.
+    Unreadable,
+}
+
+impl Special {
+    fn of(file_type: fs::FileType) -> Special {
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::FileTypeExt;
+            if file_type.is_fifo() {
+                return Special::Fifo;
+            }
+            if file_type.is_socket() {
+                return Special::Socket;
+            }
+            if file_type.is_char_device() || file_type.is_block_device() {
+                return Special::Device;
+            }
         }
-        Err(err) if err.kind() == io::ErrorKind::NotFound => Ok(None),
-        Err(err) => Err(err),
+        if file_type.is_dir() {
+            Special::Directory
+        } else {
+            Special::Other
+        }
+    }
+
+    /// One word for the log.
+    pub fn word(self) -> &'static str {
+        match self {
+            Special::Fifo => "fifo",
+            Special::Socket => "socket",
+            Special::Device => "device",
+            Special::Directory => "directory",
+            Special::Other => "special",
+            Special::Unreadable => "unreadable",
+        }
     }
 }
 
-/// Opens a file we do not own for reading without ever blocking on it: `O_NONBLOCK` (a FIFO
-/// or a device answers at once instead of waiting for a writer) and `O_NOCTTY`, then checks on
-/// the open descriptor that it is a regular file. `Ok(None)` when it does not exist or is
-/// anything but a regular file.
-pub fn open_regular(path: &Path) -> io::Result<Option<(File, fs::Metadata)>> {
+impl std::fmt::Display for Special {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Special::Fifo => "a named pipe",
+            Special::Socket => "a socket",
+            Special::Device => "a device",
+            Special::Directory => "a folder",
+            Special::Other => "not a regular file",
+            Special::Unreadable => "unreadable",
+        })
+    }
+}
+
+/// A file we do not own, opened without blocking.
+pub enum Opened {
+    File(File, fs::Metadata),
+    Missing,
+    Special(Special),
+}
+
+/// Who hears about a special file met where a regular one was expected (the hook binary
+/// logs one line to `hooks.log`); set once per process. Only the file's name and kind are
+/// passed on: never its content.
+static SKIP_REPORTER: std::sync::OnceLock<fn(&str, Special)> = std::sync::OnceLock::new();
+static REPORTED: std::sync::Mutex<Vec<PathBuf>> = std::sync::Mutex::new(Vec::new());
+
+/// Sets the process's [`SKIP_REPORTER`]; later calls are ignored.
+pub fn report_skipped_with(reporter: fn(&str, Special)) {
+    let _ = SKIP_REPORTER.set(reporter);
+}
+
+fn report_skipped(path: &Path, special: Special) {
+    let Some(reporter) = SKIP_REPORTER.get() else {
+        return;
+    };
+    {
+        let Ok(mut seen) = REPORTED.lock() else {
+            return;
+        };
+        if seen.iter().any(|p| p == path) || seen.len() >= 64 {
+            return;
+        }
+        seen.push(path.to_path_buf());
+    }
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    reporter(&name, special);
+}
+
+/// Opens a file we do not own for reading without ever blocking on it. A path that already
+/// names anything but a regular file (after symlinks) is not opened at all, so a device is
+/// never opened; otherwise the open is `O_NONBLOCK | O_NOCTTY` (a FIFO swapped in meanwhile
+/// answers at once instead of waiting for a writer) and the open descriptor is checked to be
+/// a regular file. On Windows there is no FIFO in the file system; the same two checks keep
+/// devices (`NUL`, `CON`) and pipe handles out.
+pub fn open_checked(path: &Path) -> io::Result<Opened> {
+    match fs::metadata(path) {
+        Ok(meta) if !meta.is_file() => return Ok(Opened::Special(Special::of(meta.file_type()))),
+        Ok(_) => {}
+        Err(err) if err.kind() == io::ErrorKind::NotFound => return Ok(Opened::Missing),
+        Err(err) => return Err(err),
+    }
     let mut options = OpenOptions::new();
     options.read(true);
     #[cfg(unix)]
     options.custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY);
     let file = match options.open(path) {
         Ok(file) => file,
-        Err(err) if err.kind() == io::ErrorKind::NotFound => return Ok(None),
+        Err(err) if err.kind() == io::ErrorKind::NotFound => return Ok(Opened::Missing),
         Err(err) => return Err(err),
     };
     let meta = file.metadata()?;
-    Ok(meta.is_file().then_some((file, meta)))
+    if !meta.is_file() {
+        return Ok(Opened::Special(Special::of(meta.file_type())));
+    }
+    Ok(Opened::File(file, meta))
+}
+
+/// [`open_checked`] for readers that treat a special file as absent: `Ok(None)` when it does
+/// not exist or is anything but a regular file (reported once, see [`report_skipped_with`]).
+pub fn open_regular(path: &Path) -> io::Result<Option<(File, fs::Metadata)>> {
+    let opened = open_checked(path).inspect_err(|_| report_skipped(path, Special::Unreadable))?;
+    match opened {
+        Opened::File(file, meta) => Ok(Some((file, meta))),
+        Opened::Missing => Ok(None),
+        Opened::Special(special) => {
+            report_skipped(path, special);
+            Ok(None)
+        }
+    }
+}
+
+/// Reads at most `limit` bytes of a file we do not own, never blocking ([`open_regular`]);
+/// `Ok(None)` when it does not exist or is not a regular file.
+pub fn read_bounded(path: &Path, limit: u64) -> io::Result<Option<Vec<u8>>> {
+    let Some((file, _)) = open_regular(path)? else {
+        return Ok(None);
+    };
+    read_all(file, limit).map(Some)
+}
+
+/// [`read_bounded`] for a file we are about to replace (a host's config): a special file is
+/// an error (`InvalidInput`, naming what it is), never "absent", so nothing is written over it.
+pub fn read_bounded_strict(path: &Path, limit: u64) -> io::Result<Option<Vec<u8>>> {
+    match open_checked(path)? {
+        Opened::File(file, _) => read_all(file, limit).map(Some),
+        Opened::Missing => Ok(None),
+        Opened::Special(special) => Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            format!("it is {special}, not a regular file"),
+        )),
+    }
+}
+
+/// The last `limit` bytes (at most) of a file we do not own, never blocking; `None` when it
+/// is missing, special or unreadable. For logs.
+pub fn read_tail(path: &Path, limit: u64) -> Option<Vec<u8>> {
+    use std::io::{Seek, SeekFrom};
+    let (mut file, meta) = open_regular(path).ok()??;
+    let len = meta.len();
+    if len > limit {
+        file.seek(SeekFrom::Start(len - limit)).ok()?;
+    }
+    read_all(file, limit).ok()
+}
+
+fn read_all(file: File, limit: u64) -> io::Result<Vec<u8>> {
+    let mut buf = Vec::new();
+    file.take(limit).read_to_end(&mut buf)?;
+    Ok(buf)
 }
 
 /// Reads a small JSON file; `None` when it is missing, unreadable, too large or not `T`.
@@ -54,8 +208,20 @@ pub fn read_json<T: for<'de> serde::Deserialize<'de>>(path: &Path, limit: u64) -
 }
 
 /// Opens (creating it with mode 0600 if needed) a file of ours for appending, or for writing
-/// in place (lock files).
+/// in place (lock files). Never blocks: the open is `O_NONBLOCK | O_NOCTTY` (a FIFO planted
+/// there fails at once instead of waiting for a reader), and anything but a regular file is
+/// refused (`InvalidInput`) before a byte is written.
 pub fn open_private(path: &Path, append: bool) -> io::Result<File> {
+    // A device is refused before it is ever opened.
+    if let Ok(meta) = fs::metadata(path)
+        && !meta.is_file()
+    {
+        let special = Special::of(meta.file_type());
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            format!("it is {special}, not a regular file"),
+        ));
+    }
     let mut options = OpenOptions::new();
     if append {
         options.append(true);
@@ -64,8 +230,26 @@ pub fn open_private(path: &Path, append: bool) -> io::Result<File> {
     }
     options.create(true);
     #[cfg(unix)]
-    options.mode(PRIVATE_FILE_MODE);
-    options.open(path)
+    options
+        .mode(PRIVATE_FILE_MODE)
+        .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY);
+    let file = options.open(path).map_err(|err| {
+        // A FIFO with no reader answers ENXIO to a non-blocking open for writing.
+        #[cfg(unix)]
+        if err.raw_os_error() == Some(libc::ENXIO) {
+            return io::Error::new(io::ErrorKind::InvalidInput, "it is a named pipe");
+        }
+        err
+    })?;
+    let meta = file.metadata()?;
+    if !meta.is_file() {
+        let special = Special::of(meta.file_type());
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            format!("it is {special}, not a regular file"),
+        ));
+    }
+    Ok(file)
 }
 
 /// Creates `dir` and its missing parents, new ones with mode 0700.
@@ -132,13 +316,34 @@ fn replace(
     durability: Durability,
     go_ahead: impl FnOnce() -> io::Result<bool>,
 ) -> io::Result<bool> {
-    let target = resolve_write_target(path)?;
+    // A person's file is replaced through its symlink (the link stays); our own cache file is
+    // replaced where it is, so a symlink planted in a spool never sends a write elsewhere.
+    let target = match durability {
+        Durability::Synced => resolve_write_target(path)?,
+        Durability::Cache => path.to_path_buf(),
+    };
+    // Only a regular file is ever replaced: a rename over a device, a FIFO or a socket (say a
+    // link to `/dev/zero`) would destroy it.
+    let replaceable = |meta: &fs::Metadata| {
+        meta.is_file() || (durability == Durability::Cache && meta.is_symlink())
+    };
+    match fs::symlink_metadata(&target) {
+        Ok(meta) if !replaceable(&meta) => {
+            let special = Special::of(meta.file_type());
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                format!("it is {special}, not a regular file"),
+            ));
+        }
+        _ => {}
+    }
     let dir = target
         .parent()
         .filter(|p| !p.as_os_str().is_empty())
         .unwrap_or(Path::new("."));
-    let mode = match fs::metadata(&target) {
-        Ok(meta) => mode_of(&meta),
+    let mode = match fs::symlink_metadata(&target) {
+        Ok(meta) if meta.is_file() => mode_of(&meta),
+        Ok(_) => new_mode,
         Err(err) if err.kind() == io::ErrorKind::NotFound => new_mode,
         Err(err) => return Err(err),
     };
@@ -193,8 +398,19 @@ fn replace(
 /// Returns the backup's path. The backup keeps the file's mode.
 pub fn backup_file(path: &Path, stamp: &str) -> io::Result<PathBuf> {
     let target = resolve_write_target(path)?;
-    let contents = fs::read(&target)?;
-    let mode = mode_of(&fs::metadata(&target)?);
+    let (mut file, meta) = match open_checked(&target)? {
+        Opened::File(file, meta) => (file, meta),
+        Opened::Missing => return Err(io::Error::from(io::ErrorKind::NotFound)),
+        Opened::Special(special) => {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                format!("it is {special}, not a regular file"),
+            ));
+        }
+    };
+    let mut contents = Vec::new();
+    file.read_to_end(&mut contents)?;
+    let mode = mode_of(&meta);
     #[cfg(not(unix))]
     let _ = mode;
     let base = target.as_os_str().to_string_lossy().into_owned();
@@ -260,6 +476,82 @@ pub(crate) fn unique_suffix() -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[cfg(unix)]
+    fn fifo(path: &Path) {
+        let c = std::ffi::CString::new(path.as_os_str().as_encoded_bytes()).unwrap();
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+    }
+
+    #[cfg(unix)]
+    fn is_fifo(path: &Path) -> bool {
+        use std::os::unix::fs::FileTypeExt;
+        fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_fifo())
+    }
+
+    /// Reads of a FIFO (no writer: a blocking open would wait forever), a folder and a device
+    /// answer "absent" at once; the strict read names what the file is.
+    #[cfg(unix)]
+    #[test]
+    fn special_files_read_as_absent_without_blocking() {
+        let dir = tempfile::tempdir().unwrap();
+        let pipe = dir.path().join("pipe.json");
+        fifo(&pipe);
+        let zero = dir.path().join("zero.json");
+        std::os::unix::fs::symlink("/dev/zero", &zero).unwrap();
+        for path in [&pipe, &zero, &dir.path().to_path_buf()] {
+            assert!(read_bounded(path, 1024).unwrap().is_none(), "{path:?}");
+            assert!(read_tail(path, 1024).is_none());
+            let err = read_bounded_strict(path, 1024).unwrap_err();
+            assert_eq!(err.kind(), io::ErrorKind::InvalidInput);
+        }
+        assert!(matches!(
+            open_checked(&pipe).unwrap(),
+            Opened::Special(Special::Fifo)
+        ));
+        assert!(matches!(
+            open_checked(&zero).unwrap(),
+            Opened::Special(Special::Device)
+        ));
+        let looped = dir.path().join("loop.json");
+        std::os::unix::fs::symlink(&looped, &looped).unwrap();
+        assert!(read_bounded(&looped, 1024).is_err());
+        // Appends never block on a FIFO either, and never write into one.
+        let err = open_private(&pipe, true).unwrap_err();
+        assert_eq!(err.kind(), io::ErrorKind::InvalidInput);
+        assert!(open_private(&zero, true).is_err());
+        assert!(is_fifo(&pipe));
+    }
+
+    /// The defect the special-file tests found: a spool file that was a symlink to
+    /// `/dev/zero` made the worker's cache write rename over the device itself. A cache write
+    /// now replaces the link, and a person's file is only ever replaced when it is regular.
+    #[cfg(unix)]
+    #[test]
+    fn writes_never_replace_a_special_file_through_a_symlink() {
+        let dir = tempfile::tempdir().unwrap();
+        let pipe = dir.path().join("pipe");
+        fifo(&pipe);
+        let link = dir.path().join("board.json");
+        std::os::unix::fs::symlink(&pipe, &link).unwrap();
+        replace_cached(&link, b"{}", PRIVATE_FILE_MODE).unwrap();
+        assert!(is_fifo(&pipe), "the FIFO was replaced");
+        assert_eq!(fs::read(&link).unwrap(), b"{}");
+        assert!(!fs::symlink_metadata(&link).unwrap().is_symlink());
+
+        let config = dir.path().join("settings.json");
+        std::os::unix::fs::symlink(&pipe, &config).unwrap();
+        let err = write_atomic(&config, b"{}", PRIVATE_FILE_MODE).unwrap_err();
+        assert_eq!(err.kind(), io::ErrorKind::InvalidInput);
+        assert!(is_fifo(&pipe));
+        assert!(fs::symlink_metadata(&config).unwrap().is_symlink());
+        assert!(backup_file(&config, "20260101T000000Z").is_err());
+        let err = write_atomic(&pipe, b"{}", PRIVATE_FILE_MODE).unwrap_err();
+        assert_eq!(err.kind(), io::ErrorKind::InvalidInput);
+        assert!(is_fifo(&pipe));
+        let leftovers = fs::read_dir(dir.path()).unwrap().count();
+        assert_eq!(leftovers, 3, "no temp file left behind");
+    }
 
     #[cfg(unix)]
     #[test]

@@ -110,6 +110,47 @@ pub fn append_line(log: &Path, line: &str) -> io::Result<()> {
     Err(io::Error::other("the hook log kept moving"))
 }
 
+/// Where [`report_skipped`] writes: set once per process by [`log_skipped_files`].
+struct SkipContext {
+    log: PathBuf,
+    event: &'static str,
+    host: &'static str,
+}
+
+static SKIP_CONTEXT: std::sync::OnceLock<SkipContext> = std::sync::OnceLock::new();
+
+/// From now on, a special file met where a regular one was expected (a FIFO at `hub.json`,
+/// a folder at `board.json`, …) gets one line in this log: `<event> <host> - ok
+/// skipped=<kind> file=<name>`, the file's name only, never its content or folder.
+pub fn log_skipped_files(log: &Path, event: &'static str, host: &'static str) {
+    let context = SkipContext {
+        log: log.to_path_buf(),
+        event,
+        host,
+    };
+    if SKIP_CONTEXT.set(context).is_ok() {
+        fsutil::report_skipped_with(report_skipped);
+    }
+}
+
+fn report_skipped(name: &str, special: fsutil::Special) {
+    let Some(context) = SKIP_CONTEXT.get() else {
+        return;
+    };
+    let name: String = word(name).chars().take(64).collect();
+    let detail = format!("skipped={} file={name}", special.word());
+    let _ = append(
+        &context.log,
+        &Entry {
+            event: context.event,
+            host: context.host,
+            session: None,
+            outcome: Outcome::Ok,
+            detail: &detail,
+        },
+    );
+}
+
 #[cfg(unix)]
 fn same_file(file: &File, path: &Path) -> bool {
     use std::os::unix::fs::MetadataExt;

@@ -32,32 +32,38 @@ pub fn is_descriptor_name(name: &str) -> bool {
     name.ends_with(".json") && !name.starts_with('.')
 }
 
-/// Counts descriptors in `dir` (zero when it does not exist or cannot be read).
+/// Counts descriptors in `dir` (zero when it does not exist or cannot be read). Only regular
+/// files count: a FIFO, a device or a folder named `*.json` is no descriptor (and is never
+/// opened in a way that could block).
 pub fn count_descriptors(dir: &Path) -> DescriptorCount {
     let Ok(entries) = std::fs::read_dir(dir) else {
         return DescriptorCount::default();
     };
     let mut count = DescriptorCount::default();
+    let mut read = 0;
     for entry in entries.flatten() {
         let name = entry.file_name();
         let Some(name) = name.to_str() else { continue };
-        if !is_descriptor_name(name) || entry.file_type().is_ok_and(|t| t.is_dir()) {
+        if !is_descriptor_name(name) {
             continue;
         }
-        count.total += 1;
-        if count.total <= MAX_DESCRIPTORS_READ && is_local(&entry.path()) {
-            count.local += 1;
+        let path = entry.path();
+        if read < MAX_DESCRIPTORS_READ {
+            read += 1;
+            let Ok(Some(bytes)) = fsutil::read_bounded(&path, DESCRIPTOR_LIMIT) else {
+                continue;
+            };
+            count.total += 1;
+            if serde_json::from_slice::<OriginOnly>(&bytes)
+                .is_ok_and(|d| origin_is_loopback(&d.origin))
+            {
+                count.local += 1;
+            }
+        } else if std::fs::metadata(&path).is_ok_and(|m| m.is_file()) {
+            count.total += 1;
         }
     }
     count
-}
-
-fn is_local(path: &Path) -> bool {
-    fsutil::read_bounded(path, DESCRIPTOR_LIMIT)
-        .ok()
-        .flatten()
-        .and_then(|bytes| serde_json::from_slice::<OriginOnly>(&bytes).ok())
-        .is_some_and(|d| origin_is_loopback(&d.origin))
 }
 
 /// Whether an origin is `http(s)://127.0.0.1[:port]`.

@@ -20,7 +20,7 @@
 //! and renames the folder away first, so a writer waiting on the lock finds it gone.
 
 use std::fs::{self, File, OpenOptions};
-use std::io::{self, BufRead, BufReader, Write};
+use std::io::{self, BufRead, BufReader, Read, Write};
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
@@ -38,6 +38,8 @@ const REMOVED_MARK: &str = ".removed.";
 /// A spool without `session.json` (a Kimi Code marker only) is pruned after this long.
 const ORPHAN_SPOOL_SECS: u64 = 2 * 24 * 3600;
 const SMALL_FILE_LIMIT: u64 = 64 * 1024;
+/// At most this much of `turns.jsonl` is read (50 entries are a few kilobytes).
+const TURNS_READ_LIMIT: u64 = 1024 * 1024;
 
 /// A session id that is safe as a single folder name.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
@@ -323,10 +325,10 @@ impl Spool {
 
     /// The turn entries, oldest first (unparseable lines skipped).
     pub fn read_turns(&self) -> Vec<TurnEntry> {
-        let Ok(file) = File::open(self.file("turns.jsonl")) else {
+        let Ok(Some((file, _))) = fsutil::open_regular(&self.file("turns.jsonl")) else {
             return Vec::new();
         };
-        BufReader::new(file)
+        BufReader::new(file.take(TURNS_READ_LIMIT))
             .lines()
             .map_while(Result::ok)
             .filter_map(|line| serde_json::from_str(&line).ok())

@@ -61,6 +61,7 @@ pub fn run(spool_dir: &Path) {
     let Some(paths) = Paths::from_env() else {
         return;
     };
+    companion_core::hook_log::log_skipped_files(&paths.hook_log(), "worker", "-");
     // Only our own spools, never an arbitrary folder named on the command line.
     let sessions = paths.sessions_dir();
     if spool_dir.parent() != Some(sessions.as_path()) {

@@ -695,8 +695,8 @@ struct Current {
 }
 
 fn read_current(file: &Path) -> Result<Current, InstallError> {
-    let bytes =
-        fsutil::read_bounded(file, MAX_CONFIG_BYTES + 1).map_err(|e| InstallError::io(file, e))?;
+    let bytes = fsutil::read_bounded_strict(file, MAX_CONFIG_BYTES + 1)
+        .map_err(|e| InstallError::io(file, e))?;
     let Some(bytes) = bytes else {
         if fs::symlink_metadata(file).is_ok() {
             return Err(InstallError::io(

@@ -1,0 +1,223 @@
+//! The tray's snapshot with a special file at every path it reads (issue 15): a FIFO,
+//! `/dev/zero` through a symlink, a folder and a symlink loop at `hub.json`, `~/.claude.json`,
+//! a service descriptor, `hooks.log`, a session's `board.json`, our settings, Claude Code's
+//! `settings.json`, Codex's `config.toml` and `hooks.json`, Kimi Code's `mcp.json` and
+//! `config.toml`. Each read finishes under a watchdog (a hang fails the test; nothing is
+//! timed) and gives the snapshot the file's absence gives, except that a host's hook config
+//! that is not a regular file shows as unreadable (never "not installed", which would invite
+//! an install over it).
+
+use std::path::{Path, PathBuf};
+use std::sync::mpsc;
+use std::time::Duration;
+
+use companion_core::board::BoardState;
+use companion_core::host::Host;
+use companion_core::install::HookStateKind;
+use companion_core::paths::Paths;
+use companion_core::spool::{BoardRecord, SessionId, SessionRecord, Spool};
+use fabric_tray::model::{FabricLine, Snapshot};
+
+const WATCHDOG: Duration = Duration::from_secs(20);
+
+#[derive(Debug, Clone, Copy)]
+enum Kind {
+    Fifo,
+    DevZero,
+    Directory,
+    SymlinkLoop,
+}
+
+fn plant(kind: Kind, path: &Path) {
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    let _ = std::fs::remove_file(path);
+    match kind {
+        Kind::Fifo => {
+            let c = std::ffi::CString::new(path.as_os_str().as_encoded_bytes()).unwrap();
+            assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+        }
+        Kind::DevZero => std::os::unix::fs::symlink("/dev/zero", path).unwrap(),
+        Kind::Directory => std::fs::create_dir(path).unwrap(),
+        Kind::SymlinkLoop => std::os::unix::fs::symlink(path, path).unwrap(),
+    }
+}
+
+fn paths_in(home: &Path) -> Paths {
+    let fabric_dir = home.join(".local/share/passioncode-fabric");
+    Paths {
+        home: home.to_path_buf(),
+        services_dir: fabric_dir.join("services"),
+        fabric_dir,
+        cache_dir: home.join(".cache/fabric-companion"),
+        data_dir: home.join(".local/share/fabric-companion"),
+        config_dir: home.join(".config/fabric-companion"),
+    }
+}
+
+fn write(path: &Path, text: &str) {
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    std::fs::write(path, text).unwrap();
+}
+
+/// Everything the snapshot reads, present and meaningful.
+fn populate(paths: &Paths, now: i64) {
+    let home = &paths.home;
+    fabric_fake::write_hub(&paths.fabric_dir, &["session-hooks/1"], std::process::id()).unwrap();
+    write(
+        &home.join(".claude.json"),
+        r#"{"mcpServers": {"fabric": {"command": "fabric-mcp"}}}"#,
+    );
+    write(
+        &home.join(".codex/config.toml"),
+        "[mcp_servers.fabric]\ncommand = \"fabric-mcp\"\n",
+    );
+    write(
+        &home.join(".kimi-code/mcp.json"),
+        r#"{"mcpServers": {"fabric": {"command": "fabric-mcp"}}}"#,
+    );
+    write(&home.join(".claude/settings.json"), r#"{"theme": "dark"}"#);
+    write(&home.join(".codex/hooks.json"), r#"{"hooks": {}}"#);
+    write(
+        &home.join(".kimi-code/config.toml"),
+        "default_model = \"k2\"\n",
+    );
+    write(
+        &paths.services_dir.join("zz-planted.json"),
+        r#"{"schema": "fabric-service/0.1", "name": "notes", "origin": "http://127.0.0.1:47100"}"#,
+    );
+    let stamp = fabric_tray::clock::format_rfc3339(now - 60);
+    write(
+        &paths.hook_log(),
+        &format!("{stamp} stop claude s-1 refused fenced\n"),
+    );
+    let id = SessionId::new("s-1").unwrap();
+    let spool = Spool::new(&paths.sessions_dir(), &id);
+    spool
+        .write_session(&SessionRecord {
+            host: Host::Claude,
+            project: "alpha".into(),
+            started_at: stamp.clone(),
+            host_pid: std::process::id(),
+            host_start_ticks: 0,
+            cwd: None,
+        })
+        .unwrap();
+    spool
+        .write_board(&BoardRecord {
+            unread: 3,
+            state: BoardState::Ready,
+            observed_at: stamp,
+        })
+        .unwrap();
+    write(
+        &paths.config_dir.join("settings.json"),
+        r#"{"notifications": true}"#,
+    );
+}
+
+/// (name, path, a host's hook config)
+fn targets(paths: &Paths) -> Vec<(&'static str, PathBuf, bool)> {
+    let home = &paths.home;
+    vec![
+        ("hub.json", paths.hub_json(), false),
+        (".claude.json", home.join(".claude.json"), false),
+        (
+            "descriptor",
+            paths.services_dir.join("zz-planted.json"),
+            false,
+        ),
+        ("hooks.log", paths.hook_log(), false),
+        (
+            "board.json",
+            paths.spool_dir("s-1").join("board.json"),
+            false,
+        ),
+        (
+            "our settings",
+            paths.config_dir.join("settings.json"),
+            false,
+        ),
+        (
+            "claude settings.json",
+            home.join(".claude/settings.json"),
+            true,
+        ),
+        ("codex config.toml", home.join(".codex/config.toml"), false),
+        ("codex hooks.json", home.join(".codex/hooks.json"), true),
+        ("kimi mcp.json", home.join(".kimi-code/mcp.json"), false),
+        (
+            "kimi config.toml",
+            home.join(".kimi-code/config.toml"),
+            true,
+        ),
+    ]
+}
+
+/// The tray's snapshot, read on a thread the watchdog gives up on.
+fn snapshot_watched(paths: &Paths, now: i64, what: &str) -> Snapshot {
+    let (tx, rx) = mpsc::channel();
+    let paths = paths.clone();
+    std::thread::spawn(move || {
+        let _ = tx.send(fabric_tray::snapshot::read(&paths, now));
+    });
+    rx.recv_timeout(WATCHDOG)
+        .unwrap_or_else(|_| panic!("{what}: the tray's snapshot hung (gave up after {WATCHDOG:?})"))
+}
+
+#[test]
+fn the_trays_snapshot_treats_a_special_file_anywhere_as_absent_and_never_hangs() {
+    let now = fabric_tray::clock::now_unix();
+    let probe = tempfile::tempdir().unwrap();
+    let n = targets(&paths_in(probe.path())).len();
+    for index in 0..n {
+        let baseline = {
+            let dir = tempfile::tempdir().unwrap();
+            let paths = paths_in(dir.path());
+            populate(&paths, now);
+            let (name, path, _) = targets(&paths).remove(index);
+            std::fs::remove_file(&path).unwrap();
+            snapshot_watched(&paths, now, &format!("{name} absent"))
+        };
+        for kind in [
+            Kind::Fifo,
+            Kind::DevZero,
+            Kind::Directory,
+            Kind::SymlinkLoop,
+        ] {
+            let dir = tempfile::tempdir().unwrap();
+            let paths = paths_in(dir.path());
+            populate(&paths, now);
+            let (name, path, hook_config) = targets(&paths).remove(index);
+            plant(kind, &path);
+            let what = format!("{name} as {kind:?}");
+            let mut snap = snapshot_watched(&paths, now, &what);
+            if hook_config {
+                let unreadable: Vec<_> = snap
+                    .hosts
+                    .iter()
+                    .filter(|h| h.hooks == HookStateKind::Unreadable)
+                    .collect();
+                assert_eq!(unreadable.len(), 1, "{what}: {:?}", snap.hosts);
+                for (got, want) in snap.hosts.iter_mut().zip(&baseline.hosts) {
+                    got.hooks = want.hooks;
+                }
+            }
+            // A loop at hub.json is told apart as unreadable; Fabric is down either way.
+            if let (Kind::SymlinkLoop, FabricLine::Down { reason }) = (kind, &mut snap.fabric)
+                && reason == "hub.json unreadable"
+            {
+                *reason = "no hub.json".into();
+            }
+            assert_eq!(snap, baseline, "{what}: differs from the file being absent");
+        }
+    }
+    // A sanity check of the set-up: with everything present the snapshot sees it all.
+    let dir = tempfile::tempdir().unwrap();
+    let paths = paths_in(dir.path());
+    populate(&paths, now);
+    let full = snapshot_watched(&paths, now, "everything present");
+    assert!(full.recent_failure);
+    assert!(full.hosts.iter().all(|h| h.registered));
+    assert_eq!(full.sessions.len(), 1);
+    assert_eq!(full.sessions[0].unread, Some(3));
+}
