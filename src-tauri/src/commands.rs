@@ -311,7 +311,8 @@ pub struct SettingsView {
     pub autostart_present: bool,
 }
 
-fn settings_view(paths: &Paths) -> SettingsView {
+/// The settings as the page shows them (what `get_settings` answers).
+pub fn settings_view(paths: &Paths) -> SettingsView {
     let path = settings::settings_path(paths);
     let s = settings::load(&path);
     let autostart_file = companion_core::autostart::location(paths);

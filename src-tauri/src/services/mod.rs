@@ -106,9 +106,14 @@ pub fn inspect(path: &Path) -> ServiceView {
         version: None,
         degraded: Vec::new(),
     };
-    let doc: Value = match read_bounded(path, DESCRIPTOR_LIMIT)
-        .and_then(|b| serde_json::from_slice(&b).map_err(|e| e.to_string()))
-    {
+    let bytes = match read_bounded(path, DESCRIPTOR_LIMIT) {
+        Ok(bytes) => bytes,
+        Err(why) => {
+            view.detail = format!("The descriptor cannot be read ({why}).");
+            return view;
+        }
+    };
+    let doc: Value = match serde_json::from_slice(&bytes).map_err(|e| e.to_string()) {
         Ok(doc) => doc,
         Err(why) => {
             view.detail = format!("The descriptor does not read as JSON ({why}).");

@@ -1,0 +1,331 @@
+//! The dashboard's commands with a special file at every path they read (issue 15): a FIFO,
+//! `/dev/zero` through a symlink, a folder and a symlink loop at `hub.json`,
+//! `~/.claude.json`, a service descriptor, `hooks.log`, a session's `board.json`, our
+//! settings, Claude Code's `settings.json`, Codex's `config.toml` and `hooks.json`, Kimi
+//! Code's `mcp.json` and `config.toml`. What each command does off the page's thread
+//! (`get_status`, `read_log`, `list_services`, `plan_hooks`, `get_settings`) finishes under a
+//! watchdog (a hang fails; nothing is timed) and answers what the file's absence gives,
+//! except where the truth differs and is said: a host's hook config that is not a regular
+//! file makes its plan an error naming what it is (never a plan to write over it), and a
+//! special descriptor is listed as one that cannot be read.
+
+use std::path::{Path, PathBuf};
+use std::sync::mpsc;
+use std::time::Duration;
+
+use companion_core::board::BoardState;
+use companion_core::host::Host;
+use companion_core::install::Operation;
+use companion_core::paths::Paths;
+use companion_core::spool::{BoardRecord, SessionId, SessionRecord, Spool};
+use companion_core::status;
+use fabric_companion::{commands, desktop, log_tail::LogTail, services};
+use serde_json::{Value, json};
+
+const WATCHDOG: Duration = Duration::from_secs(30);
+
+#[derive(Debug, Clone, Copy)]
+enum Kind {
+    Fifo,
+    DevZero,
+    Directory,
+    SymlinkLoop,
+}
+
+fn plant(kind: Kind, path: &Path) {
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    let _ = std::fs::remove_file(path);
+    match kind {
+        Kind::Fifo => assert!(
+            std::process::Command::new("mkfifo")
+                .arg(path)
+                .status()
+                .unwrap()
+                .success()
+        ),
+        Kind::DevZero => std::os::unix::fs::symlink("/dev/zero", path).unwrap(),
+        Kind::Directory => std::fs::create_dir(path).unwrap(),
+        Kind::SymlinkLoop => std::os::unix::fs::symlink(path, path).unwrap(),
+    }
+}
+
+fn paths_in(home: &Path) -> Paths {
+    let fabric_dir = home.join(".local/share/passioncode-fabric");
+    Paths {
+        home: home.to_path_buf(),
+        services_dir: fabric_dir.join("services"),
+        fabric_dir,
+        cache_dir: home.join(".cache/fabric-companion"),
+        data_dir: home.join(".local/share/fabric-companion"),
+        config_dir: home.join(".config/fabric-companion"),
+    }
+}
+
+fn write(path: &Path, text: &str) {
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    std::fs::write(path, text).unwrap();
+}
+
+fn populate(paths: &Paths) {
+    let home = &paths.home;
+    write(
+        &paths.hub_json(),
+        &format!(
+            r#"{{"protocol":"fabric-hub/0.1","origin":"http://127.0.0.1:47070","pid":{},"features":["session-hooks/1"]}}"#,
+            std::process::id()
+        ),
+    );
+    write(
+        &home.join(".claude.json"),
+        r#"{"mcpServers": {"fabric": {"command": "fabric-mcp"}}}"#,
+    );
+    write(
+        &home.join(".codex/config.toml"),
+        "[mcp_servers.fabric]\ncommand = \"fabric-mcp\"\n",
+    );
+    write(
+        &home.join(".kimi-code/mcp.json"),
+        r#"{"mcpServers": {"fabric": {"command": "fabric-mcp"}}}"#,
+    );
+    write(&home.join(".claude/settings.json"), r#"{"theme": "dark"}"#);
+    write(&home.join(".codex/hooks.json"), r#"{"hooks": {}}"#);
+    write(
+        &home.join(".kimi-code/config.toml"),
+        "default_model = \"k2\"\n",
+    );
+    // A descriptor that is not valid (so nothing is probed): listed with its reason.
+    write(
+        &paths.services_dir.join("zz-planted.json"),
+        r#"{"schema": "fabric-service/0.1"}"#,
+    );
+    write(
+        &paths.hook_log(),
+        "2026-01-01T00:00:00Z stop claude s-1 refused fenced\n",
+    );
+    let spool = Spool::new(&paths.sessions_dir(), &SessionId::new("s-1").unwrap());
+    spool
+        .write_session(&SessionRecord {
+            host: Host::Claude,
+            project: "alpha".into(),
+            started_at: "2026-01-01T00:00:00Z".into(),
+            host_pid: std::process::id(),
+            host_start_ticks: 0,
+            cwd: None,
+        })
+        .unwrap();
+    spool
+        .write_board(&BoardRecord {
+            unread: 3,
+            state: BoardState::Ready,
+            observed_at: "2026-01-01T00:00:00Z".into(),
+        })
+        .unwrap();
+    write(
+        &paths.config_dir.join("settings.json"),
+        r#"{"notifications": false}"#,
+    );
+}
+
+/// (name, path, which host's hook config it is)
+fn targets(paths: &Paths) -> Vec<(&'static str, PathBuf, Option<Host>)> {
+    let home = &paths.home;
+    vec![
+        ("hub.json", paths.hub_json(), None),
+        (".claude.json", home.join(".claude.json"), None),
+        (
+            "zz-planted.json",
+            paths.services_dir.join("zz-planted.json"),
+            None,
+        ),
+        ("hooks.log", paths.hook_log(), None),
+        (
+            "board.json",
+            paths.spool_dir("s-1").join("board.json"),
+            None,
+        ),
+        ("our settings", paths.config_dir.join("settings.json"), None),
+        (
+            "claude settings.json",
+            home.join(".claude/settings.json"),
+            Some(Host::Claude),
+        ),
+        ("codex config.toml", home.join(".codex/config.toml"), None),
+        (
+            "codex hooks.json",
+            home.join(".codex/hooks.json"),
+            Some(Host::Codex),
+        ),
+        ("kimi mcp.json", home.join(".kimi-code/mcp.json"), None),
+        (
+            "kimi config.toml",
+            home.join(".kimi-code/config.toml"),
+            Some(Host::Kimi),
+        ),
+    ]
+}
+
+/// What the commands answer, as the page receives it (JSON), on a thread the watchdog
+/// gives up on.
+fn answers_watched(paths: &Paths, what: &str) -> Value {
+    let (tx, rx) = mpsc::channel();
+    let paths = paths.clone();
+    std::thread::spawn(move || {
+        let status = status::collect(&paths, None);
+        let tray_running = desktop::tray_running(&paths);
+        let mut tail = LogTail::new(&paths.hook_log());
+        let log = tail.snapshot();
+        let poll = tail.poll().is_some();
+        let services = services::list(&paths.services_dir);
+        let plans: Vec<Value> = Host::ALL
+            .into_iter()
+            .map(
+                |host| match commands::plan_view(&paths, host, Operation::Remove) {
+                    Ok(plan) => json!({"ok": plan}),
+                    Err(err) => json!({"error": err.to_string()}),
+                },
+            )
+            .collect();
+        let settings = commands::settings_view(&paths);
+        let _ = tx.send(json!({
+            "status": status,
+            "trayRunning": tray_running,
+            "log": log,
+            "polledMore": poll,
+            "services": services,
+            "plans": plans,
+            "settings": settings,
+        }));
+    });
+    rx.recv_timeout(WATCHDOG)
+        .unwrap_or_else(|_| panic!("{what}: a dashboard command hung (gave up after {WATCHDOG:?})"))
+}
+
+fn scrub(value: Value, home: &Path) -> Value {
+    let text = value
+        .to_string()
+        .replace(&home.display().to_string(), "$HOME");
+    let mut value: Value = serde_json::from_str(&text).unwrap();
+    // A plan's digest covers the file's path, which differs between homes.
+    for plan in value["plans"].as_array_mut().unwrap() {
+        if plan["ok"]["plan"].is_object() {
+            plan["ok"]["plan"]["digest"] = Value::Null;
+        }
+    }
+    value
+}
+
+/// Where two JSON values differ, one line per place.
+fn diff(at: &str, got: &Value, want: &Value, out: &mut Vec<String>) {
+    match (got, want) {
+        (Value::Object(a), Value::Object(b)) => {
+            for key in a.keys().chain(b.keys().filter(|k| !a.contains_key(*k))) {
+                let (x, y) = (
+                    &a.get(key).cloned().unwrap_or(Value::Null),
+                    &b.get(key).cloned().unwrap_or(Value::Null),
+                );
+                diff(&format!("{at}/{key}"), x, y, out);
+            }
+        }
+        (Value::Array(a), Value::Array(b)) if a.len() == b.len() => {
+            for (i, (x, y)) in a.iter().zip(b).enumerate() {
+                diff(&format!("{at}/{i}"), x, y, out);
+            }
+        }
+        _ if got != want => out.push(format!("{at}: got {got}, want {want}")),
+        _ => {}
+    }
+}
+
+#[test]
+fn the_dashboards_commands_treat_a_special_file_anywhere_as_absent_and_never_hang() {
+    let probe = tempfile::tempdir().unwrap();
+    let n = targets(&paths_in(probe.path())).len();
+    for index in 0..n {
+        let baseline = {
+            let dir = tempfile::tempdir().unwrap();
+            let paths = paths_in(dir.path());
+            populate(&paths);
+            let (name, path, _) = targets(&paths).remove(index);
+            std::fs::remove_file(&path).unwrap();
+            scrub(
+                answers_watched(&paths, &format!("{name} absent")),
+                dir.path(),
+            )
+        };
+        for kind in [
+            Kind::Fifo,
+            Kind::DevZero,
+            Kind::Directory,
+            Kind::SymlinkLoop,
+        ] {
+            let dir = tempfile::tempdir().unwrap();
+            let paths = paths_in(dir.path());
+            populate(&paths);
+            let (name, path, hook_config) = targets(&paths).remove(index);
+            plant(kind, &path);
+            let what = format!("{name} as {kind:?}");
+            let mut got = scrub(answers_watched(&paths, &what), dir.path());
+            let mut want = baseline.clone();
+            if let Some(host) = hook_config {
+                let i = Host::ALL.iter().position(|h| *h == host).unwrap();
+                let error = got["plans"][i]["error"].as_str().unwrap_or_default();
+                assert!(
+                    error.contains("not a regular file") || error.contains("symbolic links"),
+                    "{what}: the plan is not an error naming the file: {}",
+                    got["plans"][i]
+                );
+                assert_eq!(got["status"]["hosts"][i]["hooks"]["state"], "unreadable");
+                got["plans"][i] = Value::Null;
+                want["plans"][i] = Value::Null;
+                got["status"]["hosts"][i]["hooks"] = Value::Null;
+                want["status"]["hosts"][i]["hooks"] = Value::Null;
+            }
+            // A folder is no descriptor (skipped, as when absent); anything else is listed.
+            if name == "zz-planted.json" && !matches!(kind, Kind::Directory) {
+                let services = got["services"].as_array_mut().unwrap();
+                let at = services
+                    .iter()
+                    .position(|s| s["file"] == "zz-planted.json")
+                    .unwrap_or_else(|| panic!("{what}: not listed"));
+                let view = services.remove(at);
+                assert_eq!(view["state"], "invalid", "{what}");
+                assert!(
+                    view["detail"]
+                        .as_str()
+                        .unwrap()
+                        .starts_with("The descriptor cannot be read"),
+                    "{what}: {view}"
+                );
+            }
+            if name == "hub.json" {
+                // A loop is told apart as unreadable; Fabric is down either way.
+                got["status"]["fabric"]["downReason"] = Value::Null;
+                want["status"]["fabric"]["downReason"] = Value::Null;
+            }
+            let mut differences = Vec::new();
+            diff("", &got, &want, &mut differences);
+            assert!(
+                differences.is_empty(),
+                "{what}: differs from the file being absent:\n{}",
+                differences.join("\n")
+            );
+        }
+    }
+    // The set-up itself is seen whole when nothing is special.
+    let dir = tempfile::tempdir().unwrap();
+    let paths = paths_in(dir.path());
+    populate(&paths);
+    let full = answers_watched(&paths, "everything present");
+    assert_eq!(full["status"]["sessions"].as_array().unwrap().len(), 1);
+    assert_eq!(full["status"]["sessions"][0]["board"]["unread"], 3);
+    assert_eq!(full["log"].as_array().unwrap().len(), 1);
+    assert_eq!(full["services"].as_array().unwrap().len(), 1);
+    assert_eq!(full["settings"]["form"]["notifications"], false);
+    assert!(
+        full["plans"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|p| p["ok"].is_object())
+    );
+}
