@@ -252,6 +252,21 @@ pub fn open_private(path: &Path, append: bool) -> io::Result<File> {
     Ok(file)
 }
 
+/// Appends `bytes` to a file opened for appending, whole or not at all: when the write fails
+/// part way (a full disk), the file is cut back to its length before, so no torn line is left
+/// for the next append to run into. The caller holds whatever lock keeps other writers out.
+pub fn append_whole(file: &File, bytes: &[u8]) -> io::Result<()> {
+    let before = file.metadata()?.len();
+    let mut writer = file;
+    match writer.write_all(bytes) {
+        Ok(()) => Ok(()),
+        Err(err) => {
+            let _ = file.set_len(before);
+            Err(err)
+        }
+    }
+}
+
 /// Creates `dir` and its missing parents, new ones with mode 0700.
 pub fn create_private_dir(dir: &Path) -> io::Result<()> {
     let mut builder = fs::DirBuilder::new();
@@ -426,8 +441,13 @@ pub fn backup_file(path: &Path, stamp: &str) -> io::Result<PathBuf> {
         options.mode(mode);
         match options.open(&candidate) {
             Ok(mut file) => {
-                file.write_all(&contents)?;
-                file.sync_all()?;
+                // A backup is whole or absent: a partial one (a full disk) is removed.
+                let written = file.write_all(&contents).and_then(|()| file.sync_all());
+                if let Err(err) = written {
+                    drop(file);
+                    let _ = fs::remove_file(&candidate);
+                    return Err(err);
+                }
                 return Ok(candidate);
             }
             Err(err) if err.kind() == io::ErrorKind::AlreadyExists => continue,

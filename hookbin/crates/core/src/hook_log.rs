@@ -10,7 +10,7 @@
 //! the dashboard's Log view.
 
 use std::fs::{self, File};
-use std::io::{self, Write};
+use std::io;
 use std::path::{Path, PathBuf};
 
 use crate::clock;
@@ -104,7 +104,8 @@ pub fn append_line(log: &Path, line: &str) -> io::Result<()> {
             fs::rename(log, rotated_path(log))?;
             continue;
         }
-        (&file).write_all(line.as_bytes())?;
+        // Whole or not at all: a full disk never leaves half a line.
+        fsutil::append_whole(&file, line.as_bytes())?;
         return Ok(());
     }
     Err(io::Error::other("the hook log kept moving"))

@@ -20,7 +20,7 @@
 //! and renames the folder away first, so a writer waiting on the lock finds it gone.
 
 use std::fs::{self, File, OpenOptions};
-use std::io::{self, BufRead, BufReader, Read, Write};
+use std::io::{self, BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
@@ -317,8 +317,8 @@ impl Spool {
                 PRIVATE_FILE_MODE,
             )?;
         } else {
-            let mut file = fsutil::open_private(&self.file("turns.jsonl"), true)?;
-            file.write_all(line.as_bytes())?;
+            let file = fsutil::open_private(&self.file("turns.jsonl"), true)?;
+            fsutil::append_whole(&file, line.as_bytes())?;
         }
         Ok(entry)
     }

@@ -1,0 +1,300 @@
+//! Faults of the file system, for real (issue 15): a full disk (a small tmpfs mounted over
+//! the cache folder or a host's config folder) while the hooks write the spool and the log
+//! and while the installer writes a host's config; the cache folder read-only (a read-only
+//! tmpfs) or not a folder at all. Mounting needs root (CI runs as root); without it each test
+//! says why on stderr and checks nothing.
+//!
+//! What must hold: every hook exits 0 with nothing on stderr and still gives its answer;
+//! nothing is half-written (every JSON file parses, every log line is whole, no temp file is
+//! left); a host's config keeps its exact bytes and no partial backup is left; once space is
+//! back everything works again.
+
+mod common;
+mod install_support;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use common::{Home, claude_context, stdout};
+use companion_core::hook_log;
+use install_support::Sandbox;
+
+const WAIT: Duration = Duration::from_secs(30);
+
+/// A tmpfs mounted for the length of a test.
+struct Mount(PathBuf);
+
+impl Mount {
+    /// `None` (and a line on stderr saying why) when this machine cannot mount one.
+    fn tmpfs(at: &Path, options: &str, test: &str) -> Option<Mount> {
+        std::fs::create_dir_all(at).unwrap();
+        let out = Command::new("mount")
+            .args(["-t", "tmpfs", "-o", options, "tmpfs"])
+            .arg(at)
+            .output();
+        match out {
+            Ok(out) if out.status.success() => Some(Mount(at.to_path_buf())),
+            Ok(out) => {
+                eprintln!(
+                    "{test}: skipped, cannot mount a tmpfs here (needs root): {}",
+                    String::from_utf8_lossy(&out.stderr).trim()
+                );
+                None
+            }
+            Err(err) => {
+                eprintln!("{test}: skipped, cannot run mount: {err}");
+                None
+            }
+        }
+    }
+}
+
+impl Drop for Mount {
+    fn drop(&mut self) {
+        let _ = Command::new("umount").arg("-l").arg(&self.0).status();
+    }
+}
+
+/// Fills the file system under `dir` with `filler` until it is full.
+fn fill(dir: &Path) -> PathBuf {
+    use std::io::Write;
+    let path = dir.join("filler");
+    let mut file = std::fs::File::create(&path).unwrap();
+    let block = [0u8; 512];
+    while file.write_all(&block).is_ok() {}
+    let _ = file.sync_all();
+    path
+}
+
+/// Pids of `fabric-session worker` processes working in `home`.
+fn workers_in(home: &Path) -> Vec<u32> {
+    let needle = home.as_os_str().as_encoded_bytes().to_vec();
+    let mut pids = Vec::new();
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Some(pid) = entry
+            .file_name()
+            .to_str()
+            .and_then(|n| n.parse::<u32>().ok())
+        else {
+            continue;
+        };
+        let Ok(cmdline) = std::fs::read(entry.path().join("cmdline")) else {
+            continue;
+        };
+        let zombie = std::fs::read_to_string(entry.path().join("stat"))
+            .ok()
+            .and_then(|s| s.rsplit_once(") ").map(|(_, r)| r.starts_with('Z')))
+            .unwrap_or(true);
+        if !zombie
+            && cmdline.split(|&b| b == 0).any(|arg| arg == b"worker")
+            && cmdline
+                .windows(needle.len())
+                .any(|w| w == needle.as_slice())
+        {
+            pids.push(pid);
+        }
+    }
+    pids
+}
+
+fn wait_for_workers(home: &Path) {
+    let start = Instant::now();
+    while !workers_in(home).is_empty() {
+        assert!(start.elapsed() < WAIT, "workers did not end");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// Every file under `dir`: no temp file, every JSON file parses, every JSON-lines file and
+/// the hook log hold only whole lines.
+fn assert_nothing_torn(dir: &Path) {
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(at) = stack.pop() {
+        for entry in std::fs::read_dir(&at).unwrap().flatten() {
+            let path = entry.path();
+            let name = entry.file_name().to_string_lossy().into_owned();
+            if entry.file_type().unwrap().is_dir() {
+                stack.push(path);
+                continue;
+            }
+            assert!(!name.ends_with(".tmp"), "a temp file was left: {path:?}");
+            let bytes = std::fs::read(&path).unwrap();
+            if name.ends_with(".json") {
+                assert!(
+                    serde_json::from_slice::<serde_json::Value>(&bytes).is_ok(),
+                    "{path:?} is torn: {:?}",
+                    String::from_utf8_lossy(&bytes)
+                );
+            }
+            if name.ends_with(".jsonl") || name.starts_with("hooks.log") {
+                let text = String::from_utf8(bytes).unwrap();
+                assert!(
+                    text.is_empty() || text.ends_with('\n'),
+                    "{path:?} ends in half a line"
+                );
+                for line in text.lines() {
+                    if name.ends_with(".jsonl") {
+                        assert!(
+                            serde_json::from_str::<serde_json::Value>(line).is_ok(),
+                            "{path:?}: torn line {line:?}"
+                        );
+                    } else {
+                        assert!(
+                            hook_log::parse_line(line).is_some(),
+                            "{path:?}: torn line {line:?}"
+                        );
+                    }
+                }
+            }
+        }
+    }
+}
+
+fn run_session(home: &Home, session: &str) -> Vec<std::process::Output> {
+    let mut outs = Vec::new();
+    for (event, name) in [
+        ("session-start", "SessionStart"),
+        ("user-prompt-submit", "UserPromptSubmit"),
+        ("stop", "Stop"),
+        ("stop", "Stop"),
+        ("stop", "Stop"),
+    ] {
+        let out = home.hook(event, "claude", &home.payload(session, name));
+        assert!(out.status.success(), "{event}: {out:?}");
+        assert!(out.stderr.is_empty(), "{event}: {out:?}");
+        outs.push(out);
+    }
+    outs
+}
+
+#[test]
+fn a_full_disk_never_tears_the_spool_or_the_log_and_every_hook_still_answers() {
+    let test = "a_full_disk_never_tears_the_spool_or_the_log";
+    let home = Home::new();
+    home.register("claude");
+    home.fabric_running(&["session-hooks/1"]);
+    let cache = home.cache_dir();
+    let Some(_mount) = Mount::tmpfs(&cache, "size=64k", test) else {
+        return;
+    };
+    // The log's last page all but full, so the next line crosses into a page the disk has
+    // not got: the write stops part way (the case that tore lines).
+    let head = "2026-01-01T00:00:00Z stop claude s0 ok ";
+    let pad = "x".repeat(4096 - 20 - head.len() - 1);
+    std::fs::write(home.log_path(), format!("{head}{pad}\n")).unwrap();
+    let filler = fill(&cache);
+
+    let outs = run_session(&home, "s1");
+    let context = claude_context(&outs[0], "SessionStart");
+    assert!(context.starts_with("Fabric is running"), "{context}");
+    wait_for_workers(home.path());
+    assert_nothing_torn(&cache);
+
+    // Space back: the same session and a new one work, and the log reads whole.
+    std::fs::remove_file(&filler).unwrap();
+    run_session(&home, "s2");
+    let out = home.hook("session-end", "claude", &home.payload("s2", "SessionEnd"));
+    assert!(out.status.success());
+    wait_for_workers(home.path());
+    assert_nothing_torn(&cache);
+    let log = home.log_text();
+    assert!(
+        log.contains(" session-start claude s2 ok"),
+        "the log works again:\n{log}"
+    );
+    assert!(
+        log.contains(" stop claude s2 ok turn="),
+        "turns are recorded again:\n{log}"
+    );
+}
+
+#[test]
+fn a_full_disk_while_installing_leaves_the_config_exactly_as_it_was() {
+    let test = "a_full_disk_while_installing_leaves_the_config_exactly_as_it_was";
+    let sandbox = Sandbox::new();
+    sandbox.install_stable_binary();
+    let dir = sandbox.host_dir("claude");
+    let Some(_mount) = Mount::tmpfs(&dir, "size=32k", test) else {
+        return;
+    };
+    let config = sandbox.config("claude");
+    let original = format!(
+        "{{\n  \"theme\": \"dark\",\n  \"notes\": \"{}\"\n}}\n",
+        "n".repeat(6000)
+    );
+    std::fs::write(&config, &original).unwrap();
+    let filler = fill(&dir);
+
+    let plan = sandbox.plan("claude", &[]);
+    let digest = plan["digest"].as_str().unwrap().to_string();
+    let run = sandbox.install("claude", &["--apply", "--expect-sha256", &digest]);
+    run.refused();
+    assert_eq!(std::fs::read_to_string(&config).unwrap(), original);
+    let mut left: Vec<String> = std::fs::read_dir(&dir)
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    left.sort();
+    assert_eq!(
+        left,
+        ["filler", "settings.json"],
+        "no temp file, no partial backup"
+    );
+
+    // With room again the same plan applies, with a whole backup.
+    std::fs::remove_file(&filler).unwrap();
+    sandbox
+        .install("claude", &["--apply", "--expect-sha256", &digest])
+        .ok();
+    let backups = sandbox.backups("claude");
+    assert_eq!(backups.len(), 1);
+    assert_eq!(std::fs::read_to_string(&backups[0]).unwrap(), original);
+}
+
+fn cache_fault_checks(home: &Home, label: &str) {
+    let outs = run_session(home, "s1");
+    let context = claude_context(&outs[0], "SessionStart");
+    assert!(
+        context.starts_with("Fabric is running"),
+        "{label}: {context}"
+    );
+    let out = home.hook("session-end", "claude", &home.payload("s1", "SessionEnd"));
+    assert!(out.status.success() && out.stderr.is_empty(), "{label}");
+    let status = home.command(&["status"]).output().unwrap();
+    assert!(status.status.success(), "{label}: {status:?}");
+    assert!(
+        stdout(&status).contains("Fabric: running"),
+        "{label}: {}",
+        stdout(&status)
+    );
+    wait_for_workers(home.path());
+}
+
+#[test]
+fn a_cache_folder_that_is_a_file_changes_nothing_and_stops_no_hook() {
+    let home = Home::new();
+    home.register("claude");
+    home.fabric_running(&["session-hooks/1"]);
+    std::fs::create_dir_all(home.cache_dir().parent().unwrap()).unwrap();
+    std::fs::write(home.cache_dir(), "a file of the person's").unwrap();
+    cache_fault_checks(&home, "cache folder is a file");
+    assert_eq!(
+        std::fs::read_to_string(home.cache_dir()).unwrap(),
+        "a file of the person's"
+    );
+}
+
+#[test]
+fn a_read_only_cache_folder_stops_no_hook() {
+    let test = "a_read_only_cache_folder_stops_no_hook";
+    let home = Home::new();
+    home.register("claude");
+    home.fabric_running(&["session-hooks/1"]);
+    let Some(_mount) = Mount::tmpfs(&home.cache_dir(), "ro,size=64k", test) else {
+        return;
+    };
+    cache_fault_checks(&home, "read-only cache folder");
+    assert_eq!(std::fs::read_dir(home.cache_dir()).unwrap().count(), 0);
+}
