@@ -22,7 +22,13 @@ use fabric_client::watch::{
 const SESSION_HOOKS: &[&str] = &["session-hooks/1"];
 const WAIT: Duration = Duration::from_secs(40);
 /// A reading taken later than any this test run makes.
-const FUTURE: &str = "2099-01-01T00:00:00.000Z";
+/// A reading taken "later" than any the test makes: 30 s ahead, inside the skew a stored time
+/// may be ahead of the clock before it counts as from before a clock jump (a reading stamped
+/// years ahead no longer blocks new ones; see `faults.rs`, the clock jumping back).
+fn future() -> String {
+    let at = time::OffsetDateTime::now_utc() + time::Duration::seconds(30);
+    companion_core::clock::rfc3339(at)
+}
 
 fn sid(id: &str) -> SessionId {
     SessionId::new(id).unwrap()
@@ -47,9 +53,13 @@ fn the_worker_never_replaces_a_newer_reading() {
     home.register("claude");
     home.fabric_running(SESSION_HOOKS);
     home.fake.set_unread(2);
+    let future = future();
     // watch-mail already wrote a reading taken after the worker's.
     write(&home.spool("s1").join("session.json"), &session_json());
-    write(&home.spool("s1").join("board.json"), &board_json(7, FUTURE));
+    write(
+        &home.spool("s1").join("board.json"),
+        &board_json(7, &future),
+    );
     home.hook("stop", "claude", &home.payload("s1", "Stop"));
     wait_until("the status line", WAIT, || {
         home.log_text().contains(" status claude s1 ")
@@ -61,7 +71,10 @@ fn the_worker_never_replaces_a_newer_reading() {
     );
     let spool = Spool::at(home.spool("s1"));
     let board = spool.read_board().unwrap();
-    assert_eq!((board.unread, board.observed_at.as_str()), (7, FUTURE));
+    assert_eq!(
+        (board.unread, board.observed_at.as_str()),
+        (7, future.as_str())
+    );
 }
 
 // ---- the engine (watch-mail and the tray) ---------------------------------------------------
@@ -153,15 +166,19 @@ impl Bench {
 async fn the_engine_never_replaces_a_newer_reading_and_says_the_newest() {
     let bench = Bench::new();
     let spool = bench.spool("s1");
+    let future = future();
     write(&spool.dir().join("session.json"), &session_json());
-    write(&spool.dir().join("board.json"), &board_json(9, FUTURE));
+    write(&spool.dir().join("board.json"), &board_json(9, &future));
     let look = Answering {
         unread: 5,
         before: Box::new(|_| {}),
     };
     let events = bench.one_look_each(Audience::Agent, look, &["s1"]).await;
     let board = spool.read_board().unwrap();
-    assert_eq!((board.unread, board.observed_at.as_str()), (9, FUTURE));
+    assert_eq!(
+        (board.unread, board.observed_at.as_str()),
+        (9, future.as_str())
+    );
     // The rise said is the newest count, once.
     assert_eq!(
         events,
@@ -237,7 +254,10 @@ fn start_prompt(home: &Home, session: &str) -> std::process::Child {
 fn a_rise_watch_mail_is_saying_is_not_said_again_by_the_prompt_hook() {
     let home = Home::new();
     write(&home.spool("s1").join("session.json"), &session_json());
-    write(&home.spool("s1").join("board.json"), &board_json(5, FUTURE));
+    write(
+        &home.spool("s1").join("board.json"),
+        &board_json(5, &future()),
+    );
     let spool = Spool::at(home.spool("s1"));
     // watch-mail holds the spool's lock while it applies the rule: it says 5.
     let lock = spool.lock().unwrap();
@@ -255,7 +275,10 @@ fn a_rise_watch_mail_is_saying_is_not_said_again_by_the_prompt_hook() {
 fn concurrent_prompts_say_a_rise_once() {
     let home = Home::new();
     write(&home.spool("s1").join("session.json"), &session_json());
-    write(&home.spool("s1").join("board.json"), &board_json(3, FUTURE));
+    write(
+        &home.spool("s1").join("board.json"),
+        &board_json(3, &future()),
+    );
     let prompts: Vec<_> = (0..24).map(|_| start_prompt(&home, "s1")).collect();
     let said = prompts
         .into_iter()

@@ -298,3 +298,130 @@ fn a_read_only_cache_folder_stops_no_hook() {
     cache_fault_checks(&home, "read-only cache folder");
     assert_eq!(std::fs::read_dir(home.cache_dir()).unwrap().count(), 0);
 }
+
+// ---- fabric-mcp misbehaving ------------------------------------------------------------
+
+fn gone(pid: u64) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Ok(stat) => stat
+            .rsplit_once(") ")
+            .is_some_and(|(_, rest)| rest.starts_with('Z')),
+        Err(_) => true,
+    }
+}
+
+/// `fabric-mcp` printing garbage, closing its stdout early, or leaving a child that holds the
+/// pipe open after it exits: the hook returns at once (exit 0), the worker logs the turn's
+/// outcome as unknown, ends by its deadline (a watchdog, not a timing assertion) and leaves
+/// no process behind (the stand-in and its child are gone), and nothing is recorded as if
+/// Fabric had answered.
+#[test]
+fn a_misbehaving_fabric_mcp_never_outlives_the_worker() {
+    for mode in ["garbage", "close-stdout", "fork-holder"] {
+        let home = Home::new();
+        home.register("claude");
+        home.fabric_running(&["session-hooks/1"]);
+        home.fake.set_mode(mode);
+        let out = home.hook("stop", "claude", &home.payload("s1", "Stop"));
+        assert!(out.status.success() && out.stderr.is_empty(), "{mode}");
+        let start = Instant::now();
+        while !home.log_text().contains("outcome=unknown") {
+            assert!(
+                start.elapsed() < WAIT,
+                "{mode}: no outcome logged:\n{}",
+                home.log_text()
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        wait_for_workers(home.path());
+        let mut pids: Vec<u64> = home
+            .fake
+            .calls()
+            .iter()
+            .filter_map(|c| c["pid"].as_u64())
+            .collect();
+        pids.extend(home.fake.children().into_iter().map(u64::from));
+        assert!(!pids.is_empty(), "{mode}: the stand-in never started");
+        if mode == "fork-holder" {
+            assert!(
+                !home.fake.children().is_empty(),
+                "{mode}: no child recorded"
+            );
+        }
+        let start = Instant::now();
+        while let Some(pid) = pids.iter().find(|&&pid| !gone(pid)) {
+            assert!(
+                start.elapsed() < WAIT,
+                "{mode}: process {pid} outlived the worker"
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        assert!(
+            !home.spool("s1").join("board.json").exists(),
+            "{mode}: a board was recorded from no answer"
+        );
+    }
+}
+
+// ---- the clock jumping back ----------------------------------------------------------------
+
+/// The clock went back a day after a prompt and a board reading were stamped: a new reading
+/// still replaces the stamped one (the count does not freeze until the clock catches up), the
+/// turn is recorded and sent, the session is not left "in a turn" after its Stop, and the
+/// next prompt hears of the new mail.
+#[test]
+fn the_clock_jumping_back_freezes_no_count_and_strands_no_turn() {
+    let home = Home::new();
+    home.register("claude");
+    home.fabric_running(&["session-hooks/1"]);
+    let payload = |event| home.payload("s1", event);
+    assert!(
+        home.hook("session-start", "claude", &payload("SessionStart"))
+            .status
+            .success()
+    );
+    assert!(
+        home.hook("user-prompt-submit", "claude", &payload("UserPromptSubmit"))
+            .status
+            .success()
+    );
+    let spool = home.spool("s1");
+    let tomorrow = "2999-01-01T00:00:00.000Z";
+    std::fs::write(spool.join("prompt.at"), format!("{tomorrow}\n")).unwrap();
+    std::fs::write(
+        spool.join("board.json"),
+        format!(r#"{{"unread":0,"state":"ready","observedAt":"{tomorrow}"}}"#),
+    )
+    .unwrap();
+    std::fs::write(spool.join("board.shown"), "0\n").unwrap();
+
+    home.fake.set_unread(4);
+    assert!(
+        home.hook("stop", "claude", &payload("Stop"))
+            .status
+            .success()
+    );
+    let start = Instant::now();
+    loop {
+        let log = home.log_text();
+        if log.contains(" status claude s1 ") || log.contains("outcome=unknown") {
+            break;
+        }
+        assert!(start.elapsed() < WAIT, "the worker never reported:\n{log}");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    wait_for_workers(home.path());
+    let board: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(spool.join("board.json")).unwrap()).unwrap();
+    assert_eq!(board["unread"], 4, "the new reading was dropped: {board}");
+
+    let status = home.command(&["status", "--json"]).output().unwrap();
+    let status: serde_json::Value = serde_json::from_slice(&status.stdout).unwrap();
+    let session = &status["sessions"][0];
+    assert_eq!(session["id"], "s1", "{status}");
+    assert_eq!(session["inTurn"], false, "stranded in a turn: {session}");
+
+    let out = home.hook("user-prompt-submit", "claude", &payload("UserPromptSubmit"));
+    let context = claude_context(&out, "UserPromptSubmit");
+    assert!(context.contains('4'), "the new mail is not said: {context}");
+}

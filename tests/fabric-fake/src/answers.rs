@@ -58,11 +58,19 @@ pub enum Mode {
     Hang,
     /// The process never answers anything, not even `initialize`.
     HangStart,
+    /// The process prints lines that are not JSON-RPC to stdout, over and over, and answers
+    /// nothing.
+    Garbage,
+    /// The process closes its stdout at once and then waits, alive, with stdin open.
+    CloseStdout,
+    /// The process starts a `sleep` that inherits its stdout (so the pipe stays open), records
+    /// it, and exits at once without speaking MCP.
+    ForkHolder,
 }
 
 impl Mode {
     /// Every mode, in the order the docs list them.
-    pub const ALL: [Mode; 7] = [
+    pub const ALL: [Mode; 10] = [
         Mode::Ready,
         Mode::Degraded,
         Mode::Unavailable,
@@ -70,6 +78,9 @@ impl Mode {
         Mode::Crash,
         Mode::Hang,
         Mode::HangStart,
+        Mode::Garbage,
+        Mode::CloseStdout,
+        Mode::ForkHolder,
     ];
 
     /// The word written in the `mode` file.
@@ -82,6 +93,9 @@ impl Mode {
             Mode::Crash => "crash",
             Mode::Hang => "hang",
             Mode::HangStart => "hang-start",
+            Mode::Garbage => "garbage",
+            Mode::CloseStdout => "close-stdout",
+            Mode::ForkHolder => "fork-holder",
         }
     }
 }

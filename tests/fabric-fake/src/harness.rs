@@ -119,7 +119,8 @@ impl FakeFabric {
     }
 
     /// Sets the mode stand-ins started from now on use: `ready`, `degraded`, `unavailable`,
-    /// `refusal`, `crash`, `hang` or `hang-start`. Panics on any other word.
+    /// `refusal`, `crash`, `hang`, `hang-start`, `garbage`, `close-stdout` or `fork-holder`.
+    /// Panics on any other word.
     pub fn set_mode(&self, mode: &str) {
         let mode: Mode = mode.parse().unwrap_or_else(|e| panic!("{e}"));
         self.set(state::MODE_FILE, mode.as_str());

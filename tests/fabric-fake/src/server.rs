@@ -2,7 +2,9 @@
 //! state folder (see [`crate::state`]).
 //!
 //! At start it records itself in `calls.jsonl`, reads `mode` and `refusal-code`, then:
-//! `crash` exits 3 without speaking MCP; `hang-start` never answers anything; every other
+//! `crash` exits 3 without speaking MCP; `hang-start` never answers anything; `garbage`
+//! prints lines that are not JSON-RPC until killed; `close-stdout` closes its stdout and
+//! waits; `fork-holder` leaves a `sleep` holding its stdout open and exits; every other
 //! mode serves the tools below until stdin closes. `hang` answers `initialize` and
 //! `tools/list` but blocks the whole process on the first tool call. "Forever" is capped at
 //! [`HANG_LIMIT`] so that a fake a test forgot to kill does not outlive the run by much.
@@ -61,6 +63,44 @@ fn hang() -> ! {
     std::process::exit(4)
 }
 
+/// Prints lines that are not JSON-RPC until killed (capped like [`hang`]).
+fn garbage() -> ! {
+    use std::io::Write;
+    let start = std::time::Instant::now();
+    let mut out = std::io::stdout();
+    while start.elapsed() < HANG_LIMIT {
+        if out
+            .write_all(b"this is not json-rpc {{{ \x01\n")
+            .and_then(|()| out.flush())
+            .is_err()
+        {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    std::process::exit(4)
+}
+
+/// Starts a `sleep` holding this process's stdout, records it, and exits.
+fn fork_holder(dir: &std::path::Path) -> ExitCode {
+    let child = std::process::Command::new("sleep")
+        .arg(state::LEFT_CHILD_SECS.to_string())
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::inherit())
+        .stderr(std::process::Stdio::null())
+        .spawn();
+    let recorded = child.and_then(|child| {
+        state::append_record(dir, &state::child_record(child.id(), std::process::id()))
+    });
+    match recorded {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("fabric-fake: cannot leave a child holding stdout: {e}");
+            ExitCode::from(2)
+        }
+    }
+}
+
 /// Runs the server mode of `fabric-fake` and gives its exit code. Errors in the state folder
 /// are reported on stderr as one line, with exit code 2.
 pub fn run(session: Session) -> ExitCode {
@@ -102,6 +142,14 @@ pub fn run(session: Session) -> ExitCode {
     match mode {
         Mode::Crash => return ExitCode::from(CRASH_EXIT),
         Mode::HangStart => hang(),
+        Mode::Garbage => garbage(),
+        Mode::CloseStdout => {
+            // SAFETY: fd 1 is this process's stdout, owned by nothing else here; it is closed
+            // once and never used again.
+            drop(unsafe { <std::os::fd::OwnedFd as std::os::fd::FromRawFd>::from_raw_fd(1) });
+            hang()
+        }
+        Mode::ForkHolder => return fork_holder(&dir),
         _ => {}
     }
     let server = FakeServer {

@@ -10,7 +10,7 @@
 //! | `end.json` | session-end | the end's reason and time |
 //! | `board.json` | worker, watch-mail, the tray | `{"unread", "state", "observedAt"}`: the newest reading ([`Spool::record_board`]) |
 //! | `board.shown` | user-prompt-submit, watch-mail | the last count a line was said for ([`Spool::claim_rise`]) |
-//! | `prompt.at` | user-prompt-submit | when the current turn started (the tray's "in a turn") |
+//! | `prompt.at` | user-prompt-submit (removed by stop) | when the current turn started; present = the tray's "in a turn" |
 //! | `preamble.shown` | user-prompt-submit (Kimi Code) | that the preamble rode on a prompt once |
 //!
 //! Every write is atomic or an append under the spool's lock file; nothing here holds content.
@@ -38,8 +38,18 @@ const REMOVED_MARK: &str = ".removed.";
 /// A spool without `session.json` (a Kimi Code marker only) is pruned after this long.
 const ORPHAN_SPOOL_SECS: u64 = 2 * 24 * 3600;
 const SMALL_FILE_LIMIT: u64 = 64 * 1024;
+/// A stored time this far ahead of the clock means the clock went back since.
+const FUTURE_SKEW_SECS: i64 = 60;
 /// At most this much of `turns.jsonl` is read (50 entries are a few kilobytes).
 const TURNS_READ_LIMIT: u64 = 1024 * 1024;
+
+/// Whether a stored time is ahead of the clock by more than a little skew: the clock went
+/// back since it was written.
+fn is_future(stamp: &str) -> bool {
+    clock::parse_rfc3339(stamp).is_some_and(|at| {
+        at > time::OffsetDateTime::now_utc() + time::Duration::seconds(FUTURE_SKEW_SECS)
+    })
+}
 
 /// A session id that is safe as a single folder name.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
@@ -140,6 +150,12 @@ impl BoardRecord {
             state,
             observed_at: clock::now_rfc3339_millis(),
         }
+    }
+
+    /// Whether this reading's time is ahead of the clock (by more than a little skew): the
+    /// clock went back since it was taken.
+    pub fn is_from_the_future(&self) -> bool {
+        is_future(&self.observed_at)
     }
 
     /// Whether this reading was taken after `other` (a time that does not parse is older than
@@ -320,6 +336,9 @@ impl Spool {
             let file = fsutil::open_private(&self.file("turns.jsonl"), true)?;
             fsutil::append_whole(&file, line.as_bytes())?;
         }
+        // The turn is over: "in a turn" follows the order of events, not the clock (a prompt
+        // stamped before the clock went back would otherwise look later than this turn).
+        let _ = fs::remove_file(self.file("prompt.at"));
         Ok(entry)
     }
 
@@ -387,8 +406,11 @@ impl Spool {
         if self.file("end.json").exists() {
             return Ok(BoardWrite::Ended);
         }
+        // A reading stamped in the future was taken before the clock went back: it is not
+        // newer than anything, or the count would freeze until the clock caught up.
         if let Some(current) = self.read_board()
             && current.is_newer_than(record)
+            && !current.is_from_the_future()
         {
             return Ok(BoardWrite::KeptNewer);
         }
@@ -528,8 +550,13 @@ pub fn live_sessions(sessions_dir: &Path) -> Vec<LiveSession> {
             }
             let last_turn = spool.read_turns().pop();
             let prompt_at = spool.read_prompt_at();
+            // Stop removes prompt.at, so a prompt time is a turn going on, whatever the clock
+            // did since; a turn stamped in the future (the clock went back) is no later than
+            // the prompt. The comparison stays for spools from before stop removed it.
             let in_turn = match (&prompt_at, &last_turn) {
-                (Some(prompt), Some(turn)) => prompt.as_str() >= turn.at.as_str(),
+                (Some(prompt), Some(turn)) => {
+                    prompt.as_str() >= turn.at.as_str() || is_future(&turn.at)
+                }
                 (Some(_), None) => true,
                 _ => false,
             };
