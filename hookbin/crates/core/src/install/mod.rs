@@ -40,6 +40,8 @@ mod command;
 mod json;
 mod kimi;
 mod plan;
+#[cfg(test)]
+mod properties;
 
 use std::fs;
 use std::io;
