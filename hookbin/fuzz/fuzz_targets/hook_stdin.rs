@@ -1,0 +1,13 @@
+//! The hook's stdin parser (the binary's `hook_input.rs`, compiled in as it is).
+#![no_main]
+
+#[path = "../../src/hook_input.rs"]
+#[allow(dead_code)]
+mod hook_input;
+
+libfuzzer_sys::fuzz_target!(|data: &[u8]| {
+    if let Some(input) = hook_input::HookInput::parse(data) {
+        let _ = input.session();
+        let _ = input.project_dir();
+    }
+});
