@@ -12,6 +12,9 @@ use std::path::Path;
 
 use crate::fsutil;
 
+/// No build of `fabric-session` comes near this.
+const BINARY_LIMIT: u64 = 512 * 1024 * 1024;
+
 /// What [`ensure_copy`] did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum CopyOutcome {
@@ -25,12 +28,13 @@ pub enum CopyOutcome {
 
 /// Makes `stable` a copy of `source` (mode 0755), atomically, only when the content differs.
 pub fn ensure_copy(source: &Path, stable: &Path) -> std::io::Result<CopyOutcome> {
-    let wanted = std::fs::read(source)?;
-    let outcome = match std::fs::read(stable) {
-        Ok(current) if current == wanted => return Ok(CopyOutcome::Unchanged),
-        Ok(_) => CopyOutcome::Updated,
-        Err(err) if err.kind() == std::io::ErrorKind::NotFound => CopyOutcome::Installed,
-        Err(err) => return Err(err),
+    // Through the careful read: a FIFO or a device at either path is an error, never a hang.
+    let wanted = fsutil::read_bounded_strict(source, BINARY_LIMIT)?
+        .ok_or_else(|| std::io::Error::from(std::io::ErrorKind::NotFound))?;
+    let outcome = match fsutil::read_bounded_strict(stable, BINARY_LIMIT)? {
+        Some(current) if current == wanted => return Ok(CopyOutcome::Unchanged),
+        Some(_) => CopyOutcome::Updated,
+        None => CopyOutcome::Installed,
     };
     if let Some(dir) = stable.parent() {
         fsutil::create_private_dir(dir)?;
@@ -110,5 +114,29 @@ mod tests {
             let mode = std::fs::metadata(&stable).unwrap().permissions().mode() & 0o777;
             assert_eq!(mode, 0o755);
         }
+    }
+
+    /// A FIFO where the stable copy goes is an error at once (the dashboard calls this at
+    /// start), and it is left as it is.
+    #[cfg(unix)]
+    #[test]
+    fn a_fifo_in_the_way_is_an_error_not_a_hang() {
+        use std::os::unix::fs::FileTypeExt;
+        let dir = tempfile::tempdir().unwrap();
+        let source = dir.path().join("source");
+        std::fs::write(&source, b"v1").unwrap();
+        let stable = dir.path().join("fabric-session");
+        let c = std::ffi::CString::new(stable.as_os_str().as_encoded_bytes()).unwrap();
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+        let err = ensure_copy(&source, &stable).unwrap_err();
+        assert_eq!(err.kind(), std::io::ErrorKind::InvalidInput);
+        assert!(
+            std::fs::symlink_metadata(&stable)
+                .unwrap()
+                .file_type()
+                .is_fifo()
+        );
+        let err = ensure_copy(&stable, &dir.path().join("other")).unwrap_err();
+        assert_eq!(err.kind(), std::io::ErrorKind::InvalidInput);
     }
 }

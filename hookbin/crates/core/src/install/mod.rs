@@ -869,9 +869,16 @@ fn restore(file: &Path, written: &[u8], backup: Option<&Path>) -> String {
             .map(|bytes| bytes.as_deref() == Some(written))
     };
     match backup {
-        Some(backup) => match fs::read(backup).and_then(|bytes| {
-            fsutil::write_atomic_unless_changed(file, &bytes, fsutil::PRIVATE_FILE_MODE, still_ours)
-        }) {
+        Some(backup) => match fsutil::read_bounded_strict(backup, MAX_CONFIG_BYTES + 1)
+            .and_then(|bytes| bytes.ok_or_else(|| io::Error::from(io::ErrorKind::NotFound)))
+            .and_then(|bytes| {
+                fsutil::write_atomic_unless_changed(
+                    file,
+                    &bytes,
+                    fsutil::PRIVATE_FILE_MODE,
+                    still_ours,
+                )
+            }) {
             Ok(true) => format!("it was restored from {}", backup.display()),
             Ok(false) => format!(
                 "it changed again meanwhile and was left as it is; the original is in {}",
