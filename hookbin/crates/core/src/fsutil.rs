@@ -362,9 +362,6 @@ fn replace(
         Err(err) if err.kind() == io::ErrorKind::NotFound => new_mode,
         Err(err) => return Err(err),
     };
-    // Modes are Unix's; elsewhere the file system's defaults apply.
-    #[cfg(not(unix))]
-    let _ = mode;
     #[cfg(unix)]
     let keep_mode = durability == Durability::Synced;
     // Windows: the new file takes its folder's ACL; there is no mode bit to carry over.
