@@ -9,6 +9,8 @@
 //! left); a host's config keeps its exact bytes and no partial backup is left; once space is
 //! back everything works again.
 
+#![cfg(target_os = "linux")] // tmpfs mounts, workers found in /proc
+
 mod common;
 mod install_support;
 

@@ -11,6 +11,8 @@
 //! an assertion). Not covered here: the running tray and dashboard processes and the tray's
 //! notification rate limit (see the tray's own tests).
 
+#![cfg(target_os = "linux")] // a temporary HOME by environment, a thread's CPU time (RUSAGE_THREAD)
+
 mod common;
 
 use std::sync::Arc;

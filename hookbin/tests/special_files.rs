@@ -7,6 +7,8 @@
 //! 0, and say exactly what they say when that file is simply absent. The detached workers
 //! they start end too. The special file is left as it was.
 
+#![cfg(target_os = "linux")] // FIFOs, /dev/zero, symlink loops, and workers found in /proc
+
 mod common;
 
 use std::path::{Path, PathBuf};

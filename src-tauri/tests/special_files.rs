@@ -9,6 +9,8 @@
 //! file makes its plan an error naming what it is (never a plan to write over it), and a
 //! special descriptor is listed as one that cannot be read.
 
+#![cfg(unix)] // FIFOs, /dev/zero, symlink loops
+
 use std::path::{Path, PathBuf};
 use std::sync::mpsc;
 use std::time::Duration;

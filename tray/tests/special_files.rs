@@ -7,6 +7,8 @@
 //! that is not a regular file shows as unreadable (never "not installed", which would invite
 //! an install over it).
 
+#![cfg(unix)] // FIFOs, /dev/zero, symlink loops
+
 use std::path::{Path, PathBuf};
 use std::sync::mpsc;
 use std::time::Duration;

@@ -146,6 +146,7 @@ pub fn run(session: Session) -> ExitCode {
         Mode::CloseStdout => {
             // SAFETY: fd 1 is this process's stdout, owned by nothing else here; it is closed
             // once and never used again.
+            #[cfg(unix)]
             drop(unsafe { <std::os::fd::OwnedFd as std::os::fd::FromRawFd>::from_raw_fd(1) });
             hang()
         }
