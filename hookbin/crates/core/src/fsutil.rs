@@ -233,14 +233,7 @@ pub fn open_private(path: &Path, append: bool) -> io::Result<File> {
     options
         .mode(PRIVATE_FILE_MODE)
         .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY);
-    let file = options.open(path).map_err(|err| {
-        // A FIFO with no reader answers ENXIO to a non-blocking open for writing.
-        #[cfg(unix)]
-        if err.raw_os_error() == Some(libc::ENXIO) {
-            return io::Error::new(io::ErrorKind::InvalidInput, "it is a named pipe");
-        }
-        err
-    })?;
+    let file = options.open(path).map_err(named_pipe_without_reader)?;
     let meta = file.metadata()?;
     if !meta.is_file() {
         let special = Special::of(meta.file_type());
@@ -265,6 +258,15 @@ pub fn append_whole(file: &File, bytes: &[u8]) -> io::Result<()> {
             Err(err)
         }
     }
+}
+
+/// A FIFO with no reader answers ENXIO to a non-blocking open for writing: say what it is.
+fn named_pipe_without_reader(err: io::Error) -> io::Error {
+    #[cfg(unix)]
+    if err.raw_os_error() == Some(libc::ENXIO) {
+        return io::Error::new(io::ErrorKind::InvalidInput, "it is a named pipe");
+    }
+    err
 }
 
 /// Creates `dir` and its missing parents, new ones with mode 0700.
