@@ -97,10 +97,14 @@ pub async fn get_status(state: State<'_, AppState>) -> CommandResult<StatusView>
     })
 }
 
-/// The program hooks should run: `None` lets the library take the app's stable copy when it is
-/// installed; otherwise the bundled or configured `fabric-session`.
+/// The program hooks should run: `None` lets the library take the package's program (this
+/// dashboard is the package's) or the app's stable copy when it is installed; otherwise the
+/// bundled or configured `fabric-session`.
 fn script_for(paths: &Paths, op: Operation) -> CommandResult<Option<PathBuf>> {
-    if op == Operation::Remove || paths.stable_binary().is_file() {
+    if op == Operation::Remove
+        || companion_core::stable_binary::packaged_program().is_some()
+        || paths.stable_binary().is_file()
+    {
         return Ok(None);
     }
     desktop::find_session_binary().map(Some).map_err(|error| {
@@ -315,18 +319,20 @@ fn settings_view(paths: &Paths) -> SettingsView {
     let path = settings::settings_path(paths);
     let s = settings::load(&path);
     let autostart_file = companion_core::autostart::location(paths);
+    // The login item is the truth (the package's system entry starts the tray by default).
+    let starts_at_login = companion_core::autostart::is_enabled(paths);
     SettingsView {
         form: SettingsForm {
             watch_interval_secs: s.watch_interval_secs,
             notifications: s.notifications,
             quiet_start: s.quiet_hours.as_ref().map(|q| q.start.clone()),
             quiet_end: s.quiet_hours.as_ref().map(|q| q.end.clone()),
-            launch_at_login: s.launch_at_login,
+            launch_at_login: starts_at_login,
         },
         path,
         notifications_paused_until: s.notifications_paused_until,
         min_interval_secs: settings::MIN_WATCH_INTERVAL_SECS,
-        autostart_present: companion_core::autostart::is_enabled(paths),
+        autostart_present: starts_at_login,
         autostart_file,
     }
 }
