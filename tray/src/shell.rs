@@ -103,8 +103,13 @@ pub fn run() -> ExitCode {
 }
 
 /// Copies `fabric-session` to the stable path hooks point at (first start and upgrades):
-/// the one shipped beside the tray (or `$FABRIC_SESSION_BIN`), never one from `PATH`.
+/// the one shipped beside the tray (or `$FABRIC_SESSION_BIN`), never one from `PATH`. The
+/// package's tray makes no copy: its hooks run the package's own program.
 fn install_stable_binary(paths: &Paths) {
+    if let Some(packaged) = stable_binary::packaged_program() {
+        tracing::info!(program = %packaged.display(), "installed from the package: no stable copy");
+        return;
+    }
     let source = match programs::find(Program::Session, Search::BesideOnly) {
         Ok(source) => source,
         Err(error) => {
