@@ -7,7 +7,7 @@
 // pointing at /usr/bin/fabric-session; a real hook run of that command; the Claude Code plugin
 // added and installed by the real Claude Code when tests/real-hosts has it cached; then
 // `apt-get remove`: no process and no file of the package left, the person's host configs
-// byte-identical, and what a host's hook command does once the program is gone; then purge.
+// byte-identical, and a host's hook command silent once the program is gone; then purge.
 // Screenshots go to ${FABRIC_E2E_SHOTS:-target/e2e-shots/installed-package}.
 
 import { spawn, spawnSync } from 'node:child_process';
@@ -253,6 +253,18 @@ function iconColours(d, rect, name) {
   return Number(sh('identify', ['-format', '%k', crop]).trim());
 }
 
+/** A copy of the package with a higher version (`<version>+upgrade`), for the upgrade check. */
+function upgradedCopy() {
+  const dir = path.join(home, 'upgrade');
+  fs.mkdirSync(dir, { recursive: true });
+  sh('dpkg-deb', ['-R', DEB, path.join(dir, 'root')]);
+  const control = path.join(dir, 'root/DEBIAN/control');
+  fs.writeFileSync(control, fs.readFileSync(control, 'utf8').replace(/^Version: (.*)$/m, 'Version: $1+upgrade'));
+  const out = path.join(dir, 'fabric-companion_upgrade_amd64.deb');
+  sh('dpkg-deb', ['--root-owner-group', '-Zgzip', '-z1', '-b', path.join(dir, 'root'), out]);
+  return out;
+}
+
 async function main() {
   if (!fs.existsSync(DEB)) throw new Error(`no package at ${DEB}`);
   for (const [what, file] of [['fabric-fake', FAKE], ['tauri-driver', TAURI_DRIVER]]) {
@@ -349,6 +361,17 @@ async function main() {
     console.log(`not run - the real Claude Code plugin install (no cached Claude Code in ${HOSTS_ENV}; tests/real-hosts/install-hosts.sh makes it)`);
   }
 
+  // An upgrade (the same package with a higher version): the hooks' program is replaced in
+  // place, so the person's config is untouched and its commands keep working.
+  const hooksWritten = fs.readFileSync(hooksFile);
+  const upgraded = upgradedCopy();
+  const up = run('apt-get', ['install', '-y', '-q', '--no-install-recommends', upgraded], { env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' } });
+  const version = run('dpkg-query', ['-W', '-f', '${Version}', 'fabric-companion']).stdout;
+  check('apt-get install of a newer package upgrades it', up.status === 0 && version.endsWith('+upgrade'), version || up.stderr.slice(-300));
+  check("the upgrade leaves Codex's hooks.json byte-identical (same commands, same approval)", fs.readFileSync(hooksFile).equals(hooksWritten));
+  const again = run('/bin/bash', ['-c', startCommand], { env: env(), cwd: path.join(home, 'work/proj'), input: payload.replace('installed-codex-1', 'installed-codex-2') });
+  check('after the upgrade the same hook command runs the new program', again.status === 0 && again.stdout.trim().length > 0, `exit ${again.status}`);
+
   check('the tray still runs before the removal', packagePids().some((p) => p.endsWith(':/usr/bin/fabric-tray')), packagePids().join(' '));
 
   // Removal: the person's host configs, byte for byte, before and after.
@@ -370,9 +393,13 @@ async function main() {
   const gone = run('/bin/bash', ['-c', startCommand], { env: env(), cwd: path.join(home, 'work/proj'), input: payload });
   check("after removal, a host's hook command exits 0 without a word", gone.status === 0 && gone.stdout === '' && gone.stderr === '', `exit ${gone.status} ${gone.stderr.trim()}`);
 
-  const purge = run('apt-get', ['purge', '-y', '-q', 'fabric-companion'], { env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' } });
+  // Nothing is kept after a remove (no conffiles), so dpkg forgets the package; a purge finds
+  // nothing more to do.
   const status = run('dpkg-query', ['-W', '-f', '${Status}', 'fabric-companion']).stdout;
-  check('apt-get purge leaves no trace in dpkg', purge.status === 0 && !/ok installed|config-files/.test(status), status);
+  check('after the remove dpkg keeps nothing of the package (no config files to purge)', !/ok installed|config-files/.test(status), status || 'unknown to dpkg');
+  const purge = run('dpkg', ['--purge', 'fabric-companion']);
+  const after2 = run('dpkg-query', ['-W', '-f', '${Status}', 'fabric-companion']).stdout;
+  check('dpkg --purge then leaves no trace', purge.status === 0 && !/ok installed|config-files/.test(after2), `${purge.stderr.trim()} ${after2}`);
 }
 
 let code = 0;

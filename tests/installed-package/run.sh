@@ -29,8 +29,8 @@ export TAURI_WEBVIEW_AUTOMATION=true
 status=0
 dbus-run-session -- node "$here/run.mjs" "$deb" || status=$?
 # Whatever happened, the machine is left without the package.
-if dpkg-query -W -f '${Status}' fabric-companion 2>/dev/null | grep -q 'ok installed'; then
-  DEBIAN_FRONTEND=noninteractive apt-get purge -y -q fabric-companion >/dev/null || true
+if dpkg-query -W -f '${Status}' fabric-companion 2>/dev/null | grep -q 'ok installed\|config-files'; then
+  dpkg --purge fabric-companion >/dev/null || true
 fi
 echo "== installed package: $(( $(date +%s) - built )) s installed, checked and removed"
 exit $status
