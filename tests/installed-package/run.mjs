@@ -21,6 +21,7 @@ import { fileURLToPath } from 'node:url';
 const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const DEB = path.resolve(process.argv[2] ?? '');
 const FAKE = path.resolve(repo, process.env.FABRIC_E2E_BIN_DIR ?? 'target/debug', 'fabric-fake');
+const MODEL = path.resolve(repo, process.env.FABRIC_E2E_BIN_DIR ?? 'target/debug', 'model-stand-in');
 const shots = path.resolve(repo, process.env.FABRIC_E2E_SHOTS ?? 'target/e2e-shots/installed-package');
 const TAURI_DRIVER = process.env.TAURI_DRIVER ?? findOnPath('tauri-driver') ?? path.join(os.homedir(), '.cargo/bin/tauri-driver');
 const HOSTS_ENV = path.join(process.env.FABRIC_TEST_HOSTS_CACHE ?? path.join(os.homedir(), '.cache/fabric-companion-test-hosts'), 'hosts.env');
@@ -207,15 +208,14 @@ function checkPackageFile() {
   }
 }
 
-function setupHome() {
-  home = fs.mkdtempSync(path.join(os.tmpdir(), 'fabric-installed-'));
-  fs.mkdirSync(path.join(home, 'logs'));
+function setupHome(modelUrl) {
   fs.mkdirSync(path.join(home, 'run'), { mode: 0o700 });
   fs.mkdirSync(path.join(home, 'fabric-state'));
   fs.writeFileSync(path.join(home, 'fabric-state/unread'), '2');
   sh(FAKE, ['hub', '--fabric-dir', path.join(home, '.local/share/passioncode-fabric'), '--feature', 'session-hooks/1', '--pid', String(process.pid)]);
-  write(path.join(home, '.codex/config.toml'), 'model = "o4"\n\n[mcp_servers.fabric]\ncommand = "fabric-mcp"\nargs = ["--runner", "codex"]\n');
-  write(path.join(home, '.codex/hooks.json'), '{\n  "hooks": {\n    "Stop": [\n      {"hooks": [{"type": "command", "command": "echo a-person-s-hook", "timeout": 3}]}\n    ]\n  }\n}\n');
+  // Codex's model is the stand-in (tests/model-stand-in), so a real Codex session can run.
+  write(path.join(home, '.codex/config.toml'), `model = "gpt-stand-in"\nmodel_provider = "standin"\n\n[model_providers.standin]\nname = "model stand-in"\nbase_url = "${modelUrl}/v1"\nwire_api = "responses"\nenv_key = "OPENAI_API_KEY"\n\n[mcp_servers.fabric]\ncommand = "fabric-mcp"\nargs = ["--runner", "codex"]\n`);
+  write(path.join(home, '.codex/hooks.json'), '{\n  "hooks": {\n    "Stop": [\n      {"hooks": [{"type": "command", "command": "true a-person-s-hook", "timeout": 3}]}\n    ]\n  }\n}\n');
   write(path.join(home, '.claude/settings.json'), '{\n  "theme": "dark"\n}\n');
   write(path.join(home, '.claude.json'), '{"mcpServers": {"fabric": {"command": "fabric-mcp", "args": ["--runner", "claude"]}}}\n');
   fs.mkdirSync(path.join(home, 'work/proj'), { recursive: true });
@@ -253,6 +253,23 @@ function iconColours(d, rect, name) {
   return Number(sh('identify', ['-format', '%k', crop]).trim());
 }
 
+/** A host program from tests/real-hosts' cache (`FABRIC_TEST_<NAME>` in its hosts.env). */
+function cachedHost(name) {
+  const file = fs.existsSync(HOSTS_ENV) ? fs.readFileSync(HOSTS_ENV, 'utf8').match(new RegExp(`^FABRIC_TEST_${name}=(.*)$`, 'm'))?.[1] : null;
+  return file && fs.existsSync(file) ? file : null;
+}
+
+/** One real `codex exec` turn in the person's HOME (hooks run without an approval record:
+ * the approval itself is tests/real-hosts' subject). Its exit status and stderr. */
+function codexTurn(codex, tag) {
+  const r = run(codex, ['exec', '--skip-git-repo-check', '--dangerously-bypass-hook-trust', `Please reply. Reference: ${tag}.`], {
+    env: env({ OPENAI_API_KEY: 'sk-stand-in' }),
+    cwd: path.join(home, 'work/proj'),
+    timeout: 180000,
+  });
+  return { status: r.status, stderr: r.stderr ?? '', stdout: r.stdout ?? '' };
+}
+
 /** A copy of the package with a higher version (`<version>+upgrade`), for the upgrade check. */
 function upgradedCopy() {
   const dir = path.join(home, 'upgrade');
@@ -267,7 +284,7 @@ function upgradedCopy() {
 
 async function main() {
   if (!fs.existsSync(DEB)) throw new Error(`no package at ${DEB}`);
-  for (const [what, file] of [['fabric-fake', FAKE], ['tauri-driver', TAURI_DRIVER]]) {
+  for (const [what, file] of [['fabric-fake', FAKE], ['model-stand-in', MODEL], ['tauri-driver', TAURI_DRIVER]]) {
     if (!fs.existsSync(file)) throw new Error(`${what} not found at ${file}: build it first`);
   }
   fs.mkdirSync(shots, { recursive: true });
@@ -280,7 +297,12 @@ async function main() {
   const ownFiles = installed.filter((f) => fs.existsSync(f) && !fs.statSync(f).isDirectory());
   log(`${ownFiles.length} files installed`);
 
-  setupHome();
+  home = fs.mkdtempSync(path.join(os.tmpdir(), 'fabric-installed-'));
+  fs.mkdirSync(path.join(home, 'logs'));
+  const urlFile = path.join(home, 'model-url');
+  start(MODEL, ['--url-file', urlFile]);
+  const modelUrl = await waitFor('the model stand-in', () => fs.existsSync(urlFile) && fs.readFileSync(urlFile, 'utf8').trim(), 30000);
+  setupHome(modelUrl);
   log(`the person's HOME: ${home}`);
   const d = await desktop();
 
@@ -329,7 +351,7 @@ async function main() {
   const commands = Object.values(written.hooks).flatMap((groups) => groups.flatMap((g) => g.hooks.map((h) => h.command)));
   const ours = commands.filter((c) => c.includes('fabric-session'));
   check("Codex's hooks run /usr/bin/fabric-session", ours.length === 4 && ours.every((c) => c.startsWith(GUARDED)), ours.join(' | '));
-  check("the person's own hook is kept", commands.includes('echo a-person-s-hook'));
+  check("the person's own hook is kept", commands.includes('true a-person-s-hook'));
   await shot('3-hooks-installed');
   await wd('DELETE', `/session/${sid}/window`).catch(() => {});
   await wd('DELETE', `/session/${sid}`).catch(() => {});
@@ -346,12 +368,27 @@ async function main() {
   const unread = await waitFor("the hook's worker to read the board", () => fs.existsSync(board) && JSON.parse(fs.readFileSync(board, 'utf8')).unread === 2, 30000).catch(() => false);
   check("the hook's detached worker talks to Fabric (board.json, 2 unread)", stop.status === 0 && Boolean(unread));
 
+  // One real Codex session with the hooks the dashboard wrote, when tests/real-hosts has Codex.
+  const codex = cachedHost('CODEX');
+  const hookLog = path.join(home, '.cache/fabric-companion/hooks.log');
+  if (codex) {
+    const linesBefore = fs.readFileSync(hookLog, 'utf8').split('\n').length;
+    const turn = codexTurn(codex, 'installed');
+    const logged = fs.readFileSync(hookLog, 'utf8').split('\n').slice(linesBefore - 1).join('\n');
+    check('a real Codex session runs with the installed hooks', turn.status === 0 && !/hook: \w+ Failed/.test(turn.stderr), `exit ${turn.status} ${turn.stderr.split('\n').filter((l) => /^hook: \w+ (Failed|Completed)/.test(l)).join(' / ')}`);
+    // hooks.log: `<time> <event> <host> <session> <outcome> …`; Codex's session ids are UUIDs.
+    const real = logged.split('\n').filter((l) => / codex [0-9a-f]{8}-[0-9a-f]{4}-/.test(l));
+    check("the installed fabric-session ran the real Codex's hooks (hook log)", real.some((l) => /session.?start/i.test(l)), real.slice(0, 3).join(' / '));
+  } else {
+    console.log(`not run - a real Codex session (no cached Codex in ${HOSTS_ENV}; tests/real-hosts/install-hosts.sh makes it)`);
+  }
+
   // The Claude Code plugin shipped inside, with the real Claude Code when it is cached.
   const plugin = JSON.parse(fs.readFileSync('/usr/share/fabric-companion/claude-plugin/hooks/hooks.json', 'utf8'));
   const pluginCommands = Object.values(plugin.hooks).flatMap((groups) => groups.flatMap((g) => g.hooks.map((h) => h.command)));
   check("the plugin's hooks run /usr/bin/fabric-session", pluginCommands.length === 4 && pluginCommands.every((c) => c.startsWith(GUARDED)), pluginCommands.join(' | '));
-  const claude = fs.existsSync(HOSTS_ENV) ? fs.readFileSync(HOSTS_ENV, 'utf8').match(/^FABRIC_TEST_CLAUDE=(.*)$/m)?.[1] : null;
-  if (claude && fs.existsSync(claude)) {
+  const claude = cachedHost('CLAUDE');
+  if (claude) {
     const cenv = env({ CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1', DISABLE_AUTOUPDATER: '1' });
     const add = run(claude, ['plugin', 'marketplace', 'add', '/usr/share/fabric-companion/claude-plugin'], { env: cenv, cwd: home, timeout: 60000 });
     check('Claude Code adds the shipped plugin folder as a marketplace', add.status === 0, (add.stdout + add.stderr).trim().split('\n').pop());
@@ -392,6 +429,11 @@ async function main() {
   // What a host meets now: its hook command with the program gone.
   const gone = run('/bin/bash', ['-c', startCommand], { env: env(), cwd: path.join(home, 'work/proj'), input: payload });
   check("after removal, a host's hook command exits 0 without a word", gone.status === 0 && gone.stdout === '' && gone.stderr === '', `exit ${gone.status} ${gone.stderr.trim()}`);
+
+  if (codex) {
+    const turn = codexTurn(codex, 'removed');
+    check('after removal a real Codex session shows no failed hook', turn.status === 0 && !/hook: \w+ Failed/.test(turn.stderr), `exit ${turn.status} ${turn.stderr.split('\n').filter((l) => /^hook: \w+ (Failed|Completed)/.test(l)).join(' / ')}`);
+  }
 
   // Nothing is kept after a remove (no conffiles), so dpkg forgets the package; a purge finds
   // nothing more to do.
