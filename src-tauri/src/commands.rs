@@ -23,6 +23,8 @@ use crate::services::{self, ServiceView};
 pub struct AppState {
     pub paths: Paths,
     pub tail: Arc<Mutex<LogTail>>,
+    /// What the command line asked to show at start, until the page takes it.
+    pub open: Mutex<Option<crate::open_request::OpenRequest>>,
 }
 
 /// The numbers of what a session's last turn left changed (against HEAD, as the worker
@@ -376,6 +378,14 @@ pub fn merge_form(current: Settings, form: &SettingsForm) -> CommandResult<Setti
         launch_at_login: form.launch_at_login,
         ..current
     })
+}
+
+/// The view the command line asked for at start (`--view hooks --host <host>`), once.
+#[tauri::command]
+pub async fn take_open_request(
+    state: State<'_, AppState>,
+) -> CommandResult<Option<crate::open_request::OpenRequest>> {
+    Ok(state.open.lock().ok().and_then(|mut open| open.take()))
 }
 
 #[tauri::command]
