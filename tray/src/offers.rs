@@ -4,17 +4,18 @@
 //! A host is offered when it is on this machine with `fabric` registered (its config holds the
 //! registration, so its config folder is there) and none of our hooks are in its config, and
 //! the person has not dismissed the offer for it (kept in the settings file,
-//! `dismissedHookOffers`). The menu item stays while the offer holds; the notification is
-//! raised once per host per tray run, never while notifications are muted. Accepting opens the
-//! dashboard's Hooks view on that host; nothing is written without the person's confirmation
-//! there. This module decides only: it never reads a file, writes the settings or notifies.
+//! `dismissedHookOffers`). The menu items stay while the offer holds; the notification is
+//! raised once per host per tray run, never while notifications are muted. Accepting starts
+//! `fabric-companion --view hooks --host <host>`: the Hooks view on that host's install plan,
+//! where nothing is written without the person's confirmation. This module decides only: it
+//! never reads a file, writes the settings or notifies (the shell does).
 
 use std::collections::BTreeSet;
 
 use companion_core::host::Host;
 use companion_core::install::HookStateKind;
 
-use crate::model::Snapshot;
+use crate::model::{Action, MenuLine, Snapshot};
 
 /// The menu item's label for an offer.
 pub fn offer_label(host: Host) -> String {
@@ -66,6 +67,43 @@ pub fn decide_offers(
         notify,
         notified,
     }
+}
+
+/// `menu` with the offers' items put before "Open Dashboard…": per host, "Set up hooks for
+/// <host>…" and "Don't offer again for <host>", then a separator.
+pub fn with_offers(menu: Vec<MenuLine>, offered: &[Host]) -> Vec<MenuLine> {
+    if offered.is_empty() {
+        return menu;
+    }
+    let at = menu
+        .iter()
+        .position(|line| {
+            matches!(
+                line,
+                MenuLine::Item {
+                    action: Action::OpenDashboard,
+                    ..
+                }
+            )
+        })
+        .unwrap_or(menu.len());
+    let mut items = Vec::new();
+    for &host in offered {
+        items.push(MenuLine::Item {
+            label: offer_label(host),
+            action: Action::SetUpHooks(host),
+            enabled: true,
+        });
+        items.push(MenuLine::Item {
+            label: format!("Don't offer again for {}", host.display_name()),
+            action: Action::DismissOffer(host),
+            enabled: true,
+        });
+    }
+    items.push(MenuLine::Separator);
+    let mut menu = menu;
+    menu.splice(at..at, items);
+    menu
 }
 
 /// The notification's summary and body for the hosts in `notify`.
@@ -185,6 +223,35 @@ mod tests {
         more.push(host(Host::Claude, true, HookStateKind::NotInstalled));
         let third = decide_offers(&snapshot(more, false), &BTreeSet::new(), &second.notified);
         assert_eq!(third.notify, vec![Host::Claude]);
+    }
+
+    #[test]
+    fn offers_go_before_open_dashboard_and_their_ids_round_trip() {
+        let s = snapshot(
+            vec![host(Host::Codex, true, HookStateKind::NotInstalled)],
+            false,
+        );
+        let menu = with_offers(crate::model::menu_lines(&s), &[Host::Codex]);
+        let labels: Vec<String> = menu
+            .iter()
+            .filter_map(|l| match l {
+                MenuLine::Item { label, .. } => Some(label.clone()),
+                _ => None,
+            })
+            .collect();
+        let at = labels
+            .iter()
+            .position(|l| l == "Set up hooks for Codex…")
+            .unwrap();
+        assert_eq!(labels[at + 1], "Don't offer again for Codex");
+        assert_eq!(labels[at + 2], "Open Dashboard…");
+        for host in Host::ALL {
+            for action in [Action::SetUpHooks(host), Action::DismissOffer(host)] {
+                assert_eq!(Action::from_id(action.id()), Some(action));
+            }
+        }
+        let plain = crate::model::menu_lines(&s);
+        assert_eq!(with_offers(plain.clone(), &[]), plain);
     }
 
     #[test]
