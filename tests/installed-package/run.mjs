@@ -135,6 +135,12 @@ function resolve(program) {
   return program.includes('/') ? program : findOnPath(program) ?? program;
 }
 
+/** What dbus-monitor saw of the Notifications interface so far. */
+function monitorLog() {
+  const dir = path.join(home, 'logs');
+  return fs.readdirSync(dir).filter((f) => f.startsWith('dbus-monitor-')).map((f) => fs.readFileSync(path.join(dir, f), 'utf8')).join('');
+}
+
 /** Processes running one of the package's programs (also when the file is deleted). */
 function packagePids() {
   const found = [];
@@ -227,6 +233,7 @@ async function desktop() {
   start('Xvfb', [`:${display}`, '-screen', '0', '1280x900x24', '-nolisten', 'tcp']);
   await waitFor('Xvfb', () => fs.existsSync(`/tmp/.X11-unix/X${display}`), 30000);
   const d = { DISPLAY: `:${display}`, GDK_BACKEND: 'x11' };
+  start('dbus-monitor', ['--session', 'interface=org.freedesktop.Notifications'], { env: env(d) });
   start('dunst', [], { env: env(d) });
   start('trayer', ['--edge', 'bottom', '--align', 'right', '--widthtype', 'request', '--height', '32', '--SetDockType', 'true', '--transparent', 'false'], { env: env(d) });
   await waitFor("trayer's panel", () => run('xwininfo', ['-root', '-tree'], { env: env(d) }).stdout.includes('("panel" "trayer")'), 30000);
@@ -320,6 +327,9 @@ async function main() {
     }, 30000).catch(() => 0);
     check('the tray icon is drawn (not a blank square)', colours > 4, `${colours} colours`);
   }
+  // The first-run offer: Claude Code and Codex have fabric registered and none of our hooks.
+  const notified = await waitFor('the offer notification', () => monitorLog().includes("Set up Fabric's session hooks?"), 30000).catch(() => false);
+  check('the tray offers to set up hooks, once, in one notification', Boolean(notified) && monitorLog().split("Set up Fabric's session hooks?").length === 2, monitorLog().match(/string "(Claude Code[^"]*)"/)?.[1] ?? '');
   check('the packaged tray made no stable copy (hooks run /usr/bin/fabric-session)', !fs.existsSync(path.join(home, '.local/share/fabric-companion/bin/fabric-session')));
 
   // The dashboard, from its desktop entry's Exec, driven through tauri-driver.
@@ -332,7 +342,9 @@ async function main() {
   driverUrl = `http://127.0.0.1:${port}`;
   start(TAURI_DRIVER, ['--port', String(port), '--native-port', String(await freePort())], { env: env({ ...d, TAURI_WEBVIEW_AUTOMATION: 'true' }) });
   await waitFor('tauri-driver', () => fetch(`${driverUrl}/status`).then((r) => r.ok), 30000);
-  const session = await waitFor('a WebDriver session', () => wd('POST', '/session', { capabilities: { alwaysMatch: { 'tauri:options': { application: app, args: dashExec.slice(1) } } } }));
+  // Started as the tray's "Set up hooks for Codex…" starts it: the Hooks view on Codex's plan.
+  const offerArgs = ['--view', 'hooks', '--host', 'codex'];
+  const session = await waitFor('a WebDriver session', () => wd('POST', '/session', { capabilities: { alwaysMatch: { 'tauri:options': { application: app, args: [...dashExec.slice(1), ...offerArgs] } } } }));
   sid = session.sessionId;
   await waitFor('the dashboard to load', () => js('return document.body.dataset.ready === "true"'));
   check('the dashboard opens', true);
@@ -340,9 +352,15 @@ async function main() {
   // Codex's hooks through the Hooks view: plan, confirm.
   const hooksFile = path.join(home, '.codex/hooks.json');
   const hooksBefore = fs.readFileSync(hooksFile, 'utf8');
-  await click('#tab-hooks');
-  await click('[data-host="codex"] [data-action="install"]');
-  await waitFor('the plan', () => text('[data-fact="diff"]'));
+  await waitFor('the plan', () => text('[data-fact="diff"]'), 20000).then(
+    () => check("the offer's dashboard opens on Codex's install plan, no click needed", true),
+    async () => {
+      check("the offer's dashboard opens on Codex's install plan, no click needed", false);
+      await click('#tab-hooks');
+      await click('[data-host="codex"] [data-action="install"]');
+      await waitFor('the plan', () => text('[data-fact="diff"]'));
+    },
+  );
   check('nothing is written before confirming', fs.readFileSync(hooksFile, 'utf8') === hooksBefore);
   await shot('2-hooks-plan');
   await click('[data-action="confirm"]');
