@@ -4,13 +4,13 @@
 # from here), and runs every test: the hooks' and installer's
 # integration tests, watch-mail, the tray (under Xvfb with dunst and trayer), the dashboard's
 # unit, browser (Debian's Chromium) and end-to-end tests (the real WebKit webview through
-# tauri-driver).
+# tauri-driver), the real agent hosts, and the Linux package installed and removed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 # ---- system packages (installed only when missing) ---------------------------------------
 packages=(
-  git pkg-config build-essential libssl-dev
+  git pkg-config build-essential dpkg-dev libssl-dev
   libwebkit2gtk-4.1-dev libgtk-3-dev librsvg2-dev libayatana-appindicator3-dev libxdo-dev
   xvfb xauth x11-utils xdotool imagemagick dbus dbus-x11 dunst trayer webkit2gtk-driver chromium
   python3 fish zsh
@@ -65,3 +65,11 @@ else
   echo "== real hosts: Claude Code, Codex, Kimi Code (tests/real-hosts/run.sh)"
   bash tests/real-hosts/run.sh
 fi
+
+# ---- the package, tested as installed (tests/installed-package) ---------------------------
+# Builds the debug .deb once (scripts/build-deb.sh --debug), installs it with apt-get, checks
+# it as a person would under Xvfb (tray from the autostart entry, dashboard from the desktop
+# entry, hooks through the dashboard, a real hook run, the shipped Claude Code plugin with the
+# cached real Claude Code), then removes and purges it. Needs root, as CI runs.
+echo "== the package, installed (tests/installed-package/run.sh)"
+FABRIC_REQUIRE_DESKTOP_TESTS=1 bash tests/installed-package/run.sh

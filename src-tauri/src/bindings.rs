@@ -11,6 +11,7 @@ use crate::commands::{
     StatusView, TestNotification, TurnChanges,
 };
 use crate::log_tail::{LogFile, LogLine, LogOutcome, LogUpdate};
+use crate::open_request::{OpenRequest, OpenView};
 use crate::services::{ServiceState, ServiceView};
 use crate::watch::{StateChanged, StateKind};
 use companion_core::approval::{Approval, HookApproval, HookVerdict, HooksOff, HostApproval};
@@ -73,6 +74,8 @@ fn declarations() -> Vec<String> {
         LogLine,
         LogSnapshot,
         LogUpdate,
+        OpenView,
+        OpenRequest,
         ServiceState,
         ServiceView,
         ServicesView,

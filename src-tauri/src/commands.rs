@@ -23,6 +23,8 @@ use crate::services::{self, ServiceView};
 pub struct AppState {
     pub paths: Paths,
     pub tail: Arc<Mutex<LogTail>>,
+    /// What the command line asked to show at start, until the page takes it.
+    pub open: Mutex<Option<crate::open_request::OpenRequest>>,
 }
 
 /// The numbers of what a session's last turn left changed (against HEAD, as the worker
@@ -97,10 +99,14 @@ pub async fn get_status(state: State<'_, AppState>) -> CommandResult<StatusView>
     })
 }
 
-/// The program hooks should run: `None` lets the library take the app's stable copy when it is
-/// installed; otherwise the bundled or configured `fabric-session`.
+/// The program hooks should run: `None` lets the library take the package's program (this
+/// dashboard is the package's) or the app's stable copy when it is installed; otherwise the
+/// bundled or configured `fabric-session`.
 fn script_for(paths: &Paths, op: Operation) -> CommandResult<Option<PathBuf>> {
-    if op == Operation::Remove || paths.stable_binary().is_file() {
+    if op == Operation::Remove
+        || companion_core::stable_binary::packaged_program().is_some()
+        || paths.stable_binary().is_file()
+    {
         return Ok(None);
     }
     desktop::find_session_binary().map(Some).map_err(|error| {
@@ -316,18 +322,20 @@ pub fn settings_view(paths: &Paths) -> SettingsView {
     let path = settings::settings_path(paths);
     let s = settings::load(&path);
     let autostart_file = companion_core::autostart::location(paths);
+    // The login item is the truth (the package's system entry starts the tray by default).
+    let starts_at_login = companion_core::autostart::is_enabled(paths);
     SettingsView {
         form: SettingsForm {
             watch_interval_secs: s.watch_interval_secs,
             notifications: s.notifications,
             quiet_start: s.quiet_hours.as_ref().map(|q| q.start.clone()),
             quiet_end: s.quiet_hours.as_ref().map(|q| q.end.clone()),
-            launch_at_login: s.launch_at_login,
+            launch_at_login: starts_at_login,
         },
         path,
         notifications_paused_until: s.notifications_paused_until,
         min_interval_secs: settings::MIN_WATCH_INTERVAL_SECS,
-        autostart_present: companion_core::autostart::is_enabled(paths),
+        autostart_present: starts_at_login,
         autostart_file,
     }
 }
@@ -371,6 +379,14 @@ pub fn merge_form(current: Settings, form: &SettingsForm) -> CommandResult<Setti
         launch_at_login: form.launch_at_login,
         ..current
     })
+}
+
+/// The view the command line asked for at start (`--view hooks --host <host>`), once.
+#[tauri::command]
+pub async fn take_open_request(
+    state: State<'_, AppState>,
+) -> CommandResult<Option<crate::open_request::OpenRequest>> {
+    Ok(state.open.lock().ok().and_then(|mut open| open.take()))
 }
 
 #[tauri::command]

@@ -4,7 +4,8 @@
 //! menu with no tray running, it starts the tray (detached).
 //!
 //! Modules: `commands` (what the page calls), `watch` (live events), `log_tail`, `services`
-//! (descriptor validation and probes), `desktop` (tray, autostart, test notification).
+//! (descriptor validation and probes), `desktop` (tray, autostart, test notification),
+//! `open_request` (`--view hooks --host <host>`, at start or handed over by a second start).
 //! Nothing here logs message content, user file paths, branch names or prompts.
 
 #[cfg(test)]
@@ -13,12 +14,13 @@ pub mod commands;
 pub mod desktop;
 pub mod error;
 pub mod log_tail;
+pub mod open_request;
 pub mod services;
 pub mod watch;
 
 use std::sync::{Arc, Mutex};
 
-use tauri::Manager;
+use tauri::{Emitter, Manager};
 
 use crate::commands::AppState;
 use crate::log_tail::LogTail;
@@ -37,18 +39,31 @@ pub fn run() {
         eprintln!("fabric-companion: cannot find the home folder; set HOME");
         std::process::exit(2);
     };
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let open = match open_request::parse(&args) {
+        Ok(open) => open,
+        Err(error) => {
+            eprintln!("fabric-companion: {error}");
+            std::process::exit(2);
+        }
+    };
     desktop::ensure_tray(&paths);
     let tail = Arc::new(Mutex::new(LogTail::new(&paths.hook_log())));
     let state = AppState {
         paths: paths.clone(),
         tail: tail.clone(),
+        open: Mutex::new(open),
     };
     let result = tauri::Builder::default()
-        .plugin(tauri_plugin_single_instance::init(|app, _args, _cwd| {
+        .plugin(tauri_plugin_single_instance::init(|app, args, _cwd| {
             if let Some(window) = app.get_webview_window("main") {
                 let _ = window.unminimize();
                 let _ = window.show();
                 let _ = window.set_focus();
+            }
+            // A second start with --view hands its request over (its own errors it printed).
+            if let Ok(Some(open)) = open_request::parse(args.get(1..).unwrap_or_default()) {
+                let _ = app.emit("open-request", open);
             }
         }))
         .manage(state)
@@ -61,6 +76,7 @@ pub fn run() {
             commands::get_settings,
             commands::save_settings,
             commands::send_test_notification,
+            commands::take_open_request,
         ])
         .setup(move |app| {
             watch::start(app.handle().clone(), paths, tail);

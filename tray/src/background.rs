@@ -38,6 +38,8 @@ pub enum Command {
     Notify(Vec<NotificationAction>),
     /// The dashboard's "Send a test notification".
     TestNotification,
+    /// The first-run offer's one notification (summary, body).
+    Offer(String, String),
     /// Stop everything (children of looks in flight are killed).
     Shutdown,
 }
@@ -178,6 +180,7 @@ async fn run(
                     warning = warn;
                 }
                 Some(Command::TestNotification) => notifier.test().await,
+                Some(Command::Offer(summary, body)) => notifier.offer(&summary, &body).await,
                 Some(Command::Notify(actions)) => {
                     for action in actions {
                         match action {

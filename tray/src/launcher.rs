@@ -16,6 +16,14 @@ pub fn open_dashboard() -> std::io::Result<PathBuf> {
     Ok(program)
 }
 
+/// Opens the dashboard on `host`'s install plan in its Hooks view (the first-run offer).
+pub fn open_dashboard_hooks(host: companion_core::host::Host) -> std::io::Result<PathBuf> {
+    let program = programs::find(Program::Companion, Search::BesideOrPath)
+        .map_err(|error| std::io::Error::new(std::io::ErrorKind::NotFound, error.to_string()))?;
+    spawn_detached(&program, &["--view", "hooks", "--host", host.cli_name()])?;
+    Ok(program)
+}
+
 /// Opens a file with the desktop's default application.
 pub fn open_file(path: &Path) -> std::io::Result<()> {
     let opener = if cfg!(target_os = "macos") {

@@ -7,6 +7,7 @@
 //! program started on demand.
 //!
 //! - [`model`]: the pure tray model (snapshot → view and notification decisions).
+//! - [`offers`]: the pure first-run offer rule (which hosts get "Set up hooks for …").
 //! - [`snapshot`]: reads one snapshot (library status, settings, hook-log failures).
 //! - [`icon`]: the icon's pixels (base art, count, grey, warning mark).
 //! - [`background`]: one thread with a current-thread tokio runtime running the watch-mail
@@ -24,6 +25,7 @@ pub mod icon;
 pub mod launcher;
 pub mod model;
 pub mod notifier;
+pub mod offers;
 pub mod shell;
 pub mod snapshot;
 pub mod tray_host;

@@ -124,6 +124,10 @@ pub enum Action {
     Resume,
     OpenDashboard,
     OpenHookLog,
+    /// The first-run offer: the dashboard's Hooks view on this host's install plan.
+    SetUpHooks(Host),
+    /// The first-run offer, dismissed for this host for good.
+    DismissOffer(Host),
     Quit,
 }
 
@@ -136,6 +140,12 @@ impl Action {
             Action::Resume => "resume",
             Action::OpenDashboard => "open-dashboard",
             Action::OpenHookLog => "open-hook-log",
+            Action::SetUpHooks(Host::Claude) => "set-up-hooks-claude",
+            Action::SetUpHooks(Host::Codex) => "set-up-hooks-codex",
+            Action::SetUpHooks(Host::Kimi) => "set-up-hooks-kimi",
+            Action::DismissOffer(Host::Claude) => "dismiss-offer-claude",
+            Action::DismissOffer(Host::Codex) => "dismiss-offer-codex",
+            Action::DismissOffer(Host::Kimi) => "dismiss-offer-kimi",
             Action::Quit => "quit",
         }
     }
@@ -151,6 +161,8 @@ impl Action {
             Action::Quit,
         ]
         .into_iter()
+        .chain(Host::ALL.into_iter().map(Action::SetUpHooks))
+        .chain(Host::ALL.into_iter().map(Action::DismissOffer))
         .find(|a| a.id() == id)
     }
 }

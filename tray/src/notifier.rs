@@ -125,6 +125,24 @@ impl Notifier {
         }
     }
 
+    /// The first-run offer to set up hooks: a one-off, pointing at the tray's menu.
+    pub async fn offer(&mut self, summary: &str, body: &str) {
+        let mut notification = Notification::new();
+        notification.appname(APP_NAME).summary(summary).body(body);
+        #[cfg(all(unix, not(target_os = "macos")))]
+        let shown = notification.show_async().await.map(drop);
+        #[cfg(not(all(unix, not(target_os = "macos"))))]
+        let shown = notification.show().map(drop);
+        match shown {
+            Ok(()) => self.failed_once.set(false),
+            Err(error) => {
+                if !self.failed_once.replace(true) {
+                    tracing::warn!(%error, "cannot show a desktop notification; carrying on without");
+                }
+            }
+        }
+    }
+
     /// Closes the session's notification, if one is shown.
     #[cfg(all(unix, not(target_os = "macos")))]
     pub async fn withdraw(&mut self, session: &str) {

@@ -5,11 +5,13 @@
 //! [`crate::model::TrayView`]: the icon is replaced only when its state changes, the
 //! menu is rebuilt only when its lines change.
 
+use std::collections::BTreeSet;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 
 use clap::Parser;
+use companion_core::host::Host;
 use companion_core::paths::Paths;
 use companion_core::programs::{self, Program, Search};
 use companion_core::settings;
@@ -24,7 +26,7 @@ use tray_icon::{TrayIcon, TrayIconBuilder};
 
 use crate::background::{self, Background, Command};
 use crate::model::{self, Action, MenuLine, Model, TrayView};
-use crate::{clock, icon, launcher, snapshot, tray_host};
+use crate::{clock, icon, launcher, offers, snapshot, tray_host};
 
 /// Fabric Companion's tray: unread counts, sessions, hook status and notifications.
 #[derive(Debug, Parser)]
@@ -107,8 +109,13 @@ pub fn run() -> ExitCode {
 }
 
 /// Copies `fabric-session` to the stable path hooks point at (first start and upgrades):
-/// the one shipped beside the tray (or `$FABRIC_SESSION_BIN`), never one from `PATH`.
+/// the one shipped beside the tray (or `$FABRIC_SESSION_BIN`), never one from `PATH`. The
+/// package's tray makes no copy: its hooks run the package's own program.
 fn install_stable_binary(paths: &Paths) {
+    if let Some(packaged) = stable_binary::packaged_program() {
+        tracing::info!(program = %packaged.display(), "installed from the package: no stable copy");
+        return;
+    }
     let source = match programs::find(Program::Session, Search::BesideOnly) {
         Ok(source) => source,
         Err(error) => {
@@ -136,6 +143,8 @@ struct State {
     background: Option<Background>,
     interval: Duration,
     dashboard_opened_for_no_tray: bool,
+    /// Hosts whose first-run offer was notified in this run.
+    offers_notified: BTreeSet<Host>,
 }
 
 fn run_loop(paths: Paths) -> anyhow::Result<()> {
@@ -184,6 +193,7 @@ fn run_loop(paths: Paths) -> anyhow::Result<()> {
         background: Some(background),
         interval,
         dashboard_opened_for_no_tray: false,
+        offers_notified: BTreeSet::new(),
     };
     event_loop.run_return(move |event, _target, control_flow| {
         *control_flow = ControlFlow::Wait;
@@ -236,6 +246,12 @@ impl State {
         self.model = decision.model;
         let settings = settings::load(&settings::settings_path(&self.paths));
         let interval = Duration::from_secs(settings.effective_interval_secs());
+        // The first-run offer: menu items while it holds, one notification per host per run.
+        let dismissed = settings.dismissed_hook_offers.iter().copied().collect();
+        let offers = offers::decide_offers(&snap, &dismissed, &self.offers_notified);
+        self.offers_notified = offers.notified;
+        let mut view = decision.view;
+        view.menu = offers::with_offers(view.menu, &offers.menu);
         if let Some(background) = &self.background {
             if interval != self.interval {
                 self.interval = interval;
@@ -257,6 +273,10 @@ impl State {
             if !decision.notifications.is_empty() {
                 background.send(Command::Notify(decision.notifications));
             }
+            if !offers.notify.is_empty() {
+                let (summary, body) = offers::offer_notification(&offers.notify);
+                background.send(Command::Offer(summary, body));
+            }
             // The dashboard asks for a test notification by dropping a request file; only the
             // tray notifies. Taking the file first makes one request one notification.
             let request = self.paths.test_notification_request();
@@ -264,7 +284,7 @@ impl State {
                 background.send(Command::TestNotification);
             }
         }
-        self.apply(decision.view);
+        self.apply(view);
     }
 
     fn apply(&mut self, view: TrayView) {
@@ -315,6 +335,20 @@ impl State {
             Action::PauseUntilTomorrow => pause(Some(clock::next_local_midnight(now))),
             Action::Resume => pause(None),
             Action::OpenDashboard => open_dashboard(),
+            Action::SetUpHooks(host) => match launcher::open_dashboard_hooks(host) {
+                Ok(program) => tracing::info!(program = %program.display(), "dashboard started"),
+                Err(error) => tracing::warn!(%error, "cannot open the dashboard"),
+            },
+            Action::DismissOffer(host) => {
+                let path = settings::settings_path(&self.paths);
+                let mut current = settings::load(&path);
+                if !current.dismissed_hook_offers.contains(&host) {
+                    current.dismissed_hook_offers.push(host);
+                }
+                if let Err(error) = settings::save(&path, &current) {
+                    tracing::warn!(%error, "cannot save the dismissed offer");
+                }
+            }
             Action::OpenHookLog => {
                 let log = self.paths.hook_log();
                 if let Err(error) = launcher::open_file(&log) {

@@ -7,6 +7,7 @@ import type {
   HostId,
   LogSnapshot,
   LogUpdate,
+  OpenRequest,
   Operation,
   PlanView,
   ServicesView,
@@ -31,6 +32,12 @@ export const api = {
     listen<StateChanged>('state-changed', (event) => handler(event.payload)),
   onLogAppended: (handler: (e: LogUpdate) => void): Promise<UnlistenFn> =>
     listen<LogUpdate>('log-appended', (event) => handler(event.payload)),
+  /** What the command line asked to show at start (`--view hooks --host <host>`), once. */
+  takeOpenRequest: async (): Promise<OpenRequest | null> =>
+    (await invoke<OpenRequest | null>('take_open_request')) ?? null,
+  /** A second start's `--view hooks --host <host>`, handed over. */
+  onOpenRequest: (handler: (e: OpenRequest) => void): Promise<UnlistenFn> =>
+    listen<OpenRequest>('open-request', (event) => handler(event.payload)),
 };
 
 export type Api = typeof api;

@@ -3,6 +3,7 @@
 // patches itself in place on an event, so focus, selection, typing and scroll survive it.
 
 import { errorText, type Api } from './api';
+import type { OpenRequest } from './types';
 import { h } from './dom';
 import { HooksView } from './views/hooks';
 import { LogView } from './views/log';
@@ -122,8 +123,16 @@ export function startApp(root: HTMLElement, api: Api): App {
     'the settings',
   );
 
+  // `--view hooks --host <host>` (the tray's "Set up hooks for <host>…"): the Hooks view with
+  // that host's install plan; nothing is written until the person confirms it there.
+  const open = async (request: OpenRequest) => {
+    show('hooks');
+    if (request.host) await hooks.showPlan(request.host, 'install');
+  };
+
   const ready = (async () => {
     await Promise.all([
+      api.onOpenRequest((request) => void open(request)),
       api.onStateChanged((event) => {
         if (event.kinds.includes('status')) void loadStatus();
         if (event.kinds.includes('services')) void loadServices();
@@ -137,6 +146,8 @@ export function startApp(root: HTMLElement, api: Api): App {
       loadSettings(),
       loadServices(),
     ]);
+    const request = await api.takeOpenRequest().catch(() => null);
+    if (request) await open(request);
     document.body.dataset.ready = 'true';
   })();
   return { show, ready };

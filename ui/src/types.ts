@@ -193,6 +193,10 @@ export type LogUpdate = {
  */
 reset: boolean, lines: Array<LogLine>, };
 
+export type OpenView = "hooks";
+
+export type OpenRequest = { view: OpenView, host: HostId | null, };
+
 export type ServiceState = "ready" | "degraded" | "down" | "invalid" | "foreign" | "not-probed";
 
 export type ServiceView = { 

@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { clearMocks, mockIPC, mockWindows } from '@tauri-apps/api/mocks';
 import { emit } from '@tauri-apps/api/event';
-import { logLine, servicesFixture, settingsFixture, statusFixture } from '../../mock/fixtures';
+import { logLine, planFixture, servicesFixture, settingsFixture, statusFixture } from '../../mock/fixtures';
 import { api } from '../../src/api';
 import { startApp } from '../../src/app';
 
@@ -39,6 +39,45 @@ describe('app shell over mocked IPC', () => {
     await new Promise((r) => setTimeout(r, 50));
     expect(document.querySelector('#view-overview [data-col="unread"]')!.textContent).toBe('7 unread');
     expect(calls.filter((c) => c === 'get_status')).toHaveLength(2);
+  });
+
+  it("opens the Hooks view with a host's plan when asked at start or by a second start", async () => {
+    const calls: Array<{ cmd: string; args: unknown }> = [];
+    let request: unknown = { view: 'hooks', host: 'codex' };
+    mockWindows('main');
+    mockIPC(
+      (cmd, args) => {
+        calls.push({ cmd, args });
+        if (cmd === 'get_status') return statusFixture();
+        if (cmd === 'read_log') return { path: 'a', rotated: 'b', lines: [] };
+        if (cmd === 'list_services') return servicesFixture();
+        if (cmd === 'get_settings') return settingsFixture();
+        if (cmd === 'plan_hooks') return planFixture();
+        if (cmd === 'take_open_request') {
+          const taken = request;
+          request = null;
+          return taken;
+        }
+        return undefined;
+      },
+      { shouldMockEvents: true },
+    );
+    document.body.innerHTML = '<div id="app"></div>';
+    const app = startApp(document.getElementById('app')!, api);
+    await app.ready;
+    expect(document.getElementById('tab-hooks')!.getAttribute('aria-selected')).toBe('true');
+    expect(calls.filter((c) => c.cmd === 'plan_hooks').map((c) => c.args)).toEqual([
+      { host: 'codex', operation: 'install' },
+    ]);
+    expect(calls.some((c) => c.cmd === 'apply_hooks')).toBe(false);
+    expect(document.querySelector('[data-action="confirm"]')).not.toBeNull();
+
+    document.getElementById('tab-overview')!.click();
+    await emit('open-request', { view: 'hooks', host: 'kimi' });
+    await vi.waitFor(() => expect(calls.filter((c) => c.cmd === 'plan_hooks')).toHaveLength(2));
+    expect(document.getElementById('tab-hooks')!.getAttribute('aria-selected')).toBe('true');
+    expect(calls.filter((c) => c.cmd === 'plan_hooks')[1]!.args).toEqual({ host: 'kimi', operation: 'install' });
+    expect(calls.some((c) => c.cmd === 'apply_hooks')).toBe(false);
   });
 
   it('never draws an older status answer over a newer one', async () => {

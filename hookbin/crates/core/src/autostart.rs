@@ -1,7 +1,10 @@
 //! "Launch the tray at login": the login item that starts `fabric-tray`, one per OS, each
 //! written and removed only by this module (the dashboard's Settings turn it on and off):
 //! - Linux and other XDG desktops: `$XDG_CONFIG_HOME/autostart/fabric-tray.desktop` (default
-//!   `~/.config/autostart`);
+//!   `~/.config/autostart`). The Linux package ships a system entry of the same name in
+//!   `<$XDG_CONFIG_DIRS>/autostart/` (default `/etc/xdg/autostart`); by the XDG autostart spec
+//!   the person's file, when present, replaces it, and `Hidden=true` in it turns the system one
+//!   off for that person only. A system entry is never touched;
 //! - macOS: a LaunchAgent, `~/Library/LaunchAgents/ai.passioncode.fabric-companion.tray.plist`
 //!   (`RunAtLoad`, in the person's GUI session only);
 //! - Windows: the `Fabric Companion` value under `HKCU\Software\Microsoft\Windows\CurrentVersion\Run`.
@@ -35,6 +38,96 @@ pub fn autostart_file(paths: &Paths) -> PathBuf {
         .map(PathBuf::from)
         .unwrap_or_else(|| paths.home.join(".config"));
     config.join("autostart").join(AUTOSTART_FILE)
+}
+
+/// The XDG system entries that apply, most important first:
+/// `<dir>/autostart/fabric-tray.desktop` for each folder of `$XDG_CONFIG_DIRS` (default
+/// `/etc/xdg`).
+pub fn system_files() -> Vec<PathBuf> {
+    let dirs = std::env::var("XDG_CONFIG_DIRS")
+        .ok()
+        .filter(|v| !v.trim().is_empty())
+        .unwrap_or_else(|| "/etc/xdg".to_string());
+    dirs.split(':')
+        .filter(|d| Path::new(d).is_absolute())
+        .map(|d| Path::new(d).join("autostart").join(AUTOSTART_FILE))
+        .collect()
+}
+
+/// The person's XDG override that turns a system entry off (the spec's `Hidden=true`).
+pub fn hidden_text() -> String {
+    "[Desktop Entry]\nType=Application\nName=Fabric Companion\nComment=Turned off in Fabric Companion's settings; delete this file to turn it back on\nHidden=true\n".to_string()
+}
+
+/// Whether an entry's text says `Hidden=true` (or GNOME's `X-GNOME-Autostart-enabled=false`)
+/// in its `[Desktop Entry]` group.
+fn turned_off(text: &str) -> bool {
+    let mut in_entry = false;
+    for line in text.lines().map(str::trim) {
+        if line.starts_with('[') {
+            in_entry = line == "[Desktop Entry]";
+            continue;
+        }
+        if !in_entry {
+            continue;
+        }
+        let Some((key, value)) = line.split_once('=') else {
+            continue;
+        };
+        let (key, value) = (key.trim(), value.trim());
+        if (key == "Hidden" && value == "true")
+            || (key == "X-GNOME-Autostart-enabled" && value == "false")
+        {
+            return true;
+        }
+    }
+    false
+}
+
+/// Whether a system entry among `system` is on (the first one found decides).
+fn system_on(system: &[PathBuf]) -> bool {
+    system
+        .iter()
+        .find_map(|file| std::fs::read_to_string(file).ok())
+        .is_some_and(|text| !turned_off(&text))
+}
+
+/// XDG: whether the tray starts at login, from the person's entry `own` (on unless turned
+/// off) when it is there, else from the system entries.
+pub fn xdg_enabled(own: &Path, system: &[PathBuf]) -> bool {
+    match std::fs::read_to_string(own) {
+        Ok(text) => !turned_off(&text),
+        Err(_) => system_on(system),
+    }
+}
+
+/// XDG: makes the login item match `enabled` for this person. With a system entry on, on
+/// removes the person's override and off writes `Hidden=true`; without one, on writes the
+/// person's entry (running `tray()`) and off removes it.
+#[cfg(not(windows))]
+pub fn xdg_set(
+    own: &Path,
+    system: &[PathBuf],
+    enabled: bool,
+    tray: impl FnOnce() -> PathBuf,
+) -> std::io::Result<()> {
+    let wanted = match (enabled, system_on(system)) {
+        (true, true) | (false, false) => None,
+        (true, false) => Some(autostart_text(&tray())),
+        (false, true) => Some(hidden_text()),
+    };
+    match wanted {
+        None => match std::fs::remove_file(own) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(e),
+            _ => Ok(()),
+        },
+        Some(text) => {
+            if let Some(dir) = own.parent() {
+                std::fs::create_dir_all(dir)?;
+            }
+            fsutil::write_atomic(own, text.as_bytes(), 0o644)
+        }
+    }
 }
 
 fn desktop_exec_quote(path: &Path) -> String {
@@ -128,7 +221,11 @@ pub fn is_enabled(paths: &Paths) -> bool {
     }
     #[cfg(not(windows))]
     {
-        location(paths).is_file()
+        if cfg!(target_os = "macos") {
+            location(paths).is_file()
+        } else {
+            xdg_enabled(&autostart_file(paths), &system_files())
+        }
     }
 }
 
@@ -150,6 +247,9 @@ pub fn set_autostart(paths: &Paths, enabled: bool) -> std::io::Result<()> {
     }
     #[cfg(not(windows))]
     {
+        if !cfg!(target_os = "macos") {
+            return xdg_set(&autostart_file(paths), &system_files(), enabled, tray);
+        }
         let file = location(paths);
         if !enabled {
             return match std::fs::remove_file(&file) {
@@ -157,11 +257,7 @@ pub fn set_autostart(paths: &Paths, enabled: bool) -> std::io::Result<()> {
                 _ => Ok(()),
             };
         }
-        let text = if cfg!(target_os = "macos") {
-            launch_agent_plist(&tray())
-        } else {
-            autostart_text(&tray())
-        };
+        let text = launch_agent_plist(&tray());
         if let Some(dir) = file.parent() {
             std::fs::create_dir_all(dir)?;
         }
@@ -248,6 +344,61 @@ mod tests {
         let text = autostart_text(Path::new("/opt/my apps/fabric-tray"));
         assert!(text.contains("Exec=\"/opt/my apps/fabric-tray\"\n"));
         assert!(text.starts_with("[Desktop Entry]\n"));
+    }
+
+    #[test]
+    #[cfg(not(windows))]
+    fn without_a_system_entry_the_persons_file_is_the_switch() {
+        let dir = tempfile::tempdir().unwrap();
+        let own = dir.path().join("home/autostart").join(AUTOSTART_FILE);
+        let system = [dir.path().join("etc/autostart").join(AUTOSTART_FILE)];
+        assert!(!xdg_enabled(&own, &system));
+        xdg_set(&own, &system, true, || PathBuf::from("/t/fabric-tray")).unwrap();
+        assert!(xdg_enabled(&own, &system));
+        assert!(
+            std::fs::read_to_string(&own)
+                .unwrap()
+                .contains("Exec=\"/t/fabric-tray\"")
+        );
+        xdg_set(&own, &system, false, || unreachable!()).unwrap();
+        assert!(!own.exists());
+        assert!(!xdg_enabled(&own, &system));
+    }
+
+    #[test]
+    #[cfg(not(windows))]
+    fn with_the_packages_entry_off_hides_it_for_this_person_only() {
+        let dir = tempfile::tempdir().unwrap();
+        let own = dir.path().join("home/autostart").join(AUTOSTART_FILE);
+        let system_file = dir.path().join("etc/autostart").join(AUTOSTART_FILE);
+        std::fs::create_dir_all(system_file.parent().unwrap()).unwrap();
+        let system_text = autostart_text(Path::new("/usr/bin/fabric-tray"));
+        std::fs::write(&system_file, &system_text).unwrap();
+        let system = [system_file.clone()];
+        assert!(xdg_enabled(&own, &system), "the package's entry is on");
+
+        xdg_set(&own, &system, false, || unreachable!()).unwrap();
+        let written = std::fs::read_to_string(&own).unwrap();
+        assert!(written.contains("\nHidden=true\n"), "{written}");
+        assert!(!xdg_enabled(&own, &system));
+        assert_eq!(std::fs::read_to_string(&system_file).unwrap(), system_text);
+
+        xdg_set(&own, &system, true, || unreachable!()).unwrap();
+        assert!(!own.exists(), "on again: the override is gone");
+        assert!(xdg_enabled(&own, &system));
+        assert_eq!(std::fs::read_to_string(&system_file).unwrap(), system_text);
+    }
+
+    #[test]
+    fn turned_off_reads_only_the_desktop_entry_group() {
+        assert!(turned_off("[Desktop Entry]\nHidden=true\n"));
+        assert!(turned_off(
+            "[Desktop Entry]\nX-GNOME-Autostart-enabled=false\n"
+        ));
+        assert!(!turned_off("[Desktop Entry]\nHidden=false\n"));
+        assert!(!turned_off(
+            "[Desktop Entry]\nName=x\n[Desktop Action a]\nHidden=true\n"
+        ));
     }
 
     #[test]

@@ -58,6 +58,8 @@ pub struct Settings {
     pub launch_at_login: bool,
     /// Notifications paused until this RFC 3339 time (the tray's Pause items).
     pub notifications_paused_until: Option<String>,
+    /// Hosts whose "Set up hooks for …" offer the person dismissed: never offered again.
+    pub dismissed_hook_offers: Vec<crate::host::Host>,
 }
 
 impl Default for Settings {
@@ -68,6 +70,7 @@ impl Default for Settings {
             quiet_hours: None,
             launch_at_login: false,
             notifications_paused_until: None,
+            dismissed_hook_offers: Vec::new(),
         }
     }
 }
@@ -165,6 +168,20 @@ mod tests {
         assert_eq!(load(&path), settings);
         let raw: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
         assert_eq!(raw["futureKey"], 1);
+    }
+
+    #[test]
+    fn dismissed_hook_offers_are_kept_by_host_name() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("settings.json");
+        let settings = Settings {
+            dismissed_hook_offers: vec![crate::host::Host::Codex],
+            ..Settings::default()
+        };
+        save(&path, &settings).unwrap();
+        let raw: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+        assert_eq!(raw["dismissedHookOffers"], serde_json::json!(["codex"]));
+        assert_eq!(load(&path), settings);
     }
 
     #[test]

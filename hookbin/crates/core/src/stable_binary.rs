@@ -7,13 +7,40 @@
 //! finishing its turn), but lets it be renamed: there the running copy is moved aside to
 //! `fabric-session.exe.<n>.old` first, and such leftovers are removed on a later call, once
 //! nothing runs them.
+//!
+//! Installed from the Linux package, there is no copy: the hooks run the package's own
+//! `/usr/bin/fabric-session` ([`packaged_program`]), which the package manager replaces in
+//! place on upgrade (same path, same command, same approval) and takes away on removal.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use crate::fsutil;
 
 /// No build of `fabric-session` comes near this.
 const BINARY_LIMIT: u64 = 512 * 1024 * 1024;
+
+/// Where the Linux package puts the three programs.
+pub const PACKAGED_BIN_DIR: &str = "/usr/bin";
+
+/// The package's `fabric-session` when the running program is one of the package's (it runs
+/// from [`PACKAGED_BIN_DIR`]) and that file is there. `None` elsewhere: built from source, a
+/// program anywhere else, or not Linux.
+pub fn packaged_program() -> Option<PathBuf> {
+    if !cfg!(target_os = "linux") {
+        return None;
+    }
+    let exe = std::env::current_exe().ok()?;
+    packaged_program_in(&exe, Path::new(PACKAGED_BIN_DIR))
+}
+
+/// [`packaged_program`] with the running program and the package's folder given.
+pub fn packaged_program_in(exe: &Path, packaged_dir: &Path) -> Option<PathBuf> {
+    if exe.parent()? != packaged_dir {
+        return None;
+    }
+    let program = packaged_dir.join(crate::install::PROGRAM_NAME);
+    program.is_file().then_some(program)
+}
 
 /// What [`ensure_copy`] did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -90,6 +117,39 @@ fn remove_set_aside(stable: &Path) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_packaged_program_only_for_a_program_run_from_the_packages_folder() {
+        let dir = tempfile::tempdir().unwrap();
+        let usr_bin = dir.path().join("usr").join("bin");
+        std::fs::create_dir_all(&usr_bin).unwrap();
+        let dashboard = usr_bin.join("fabric-companion");
+        // The package's folder without fabric-session in it: nothing to point at.
+        assert_eq!(packaged_program_in(&dashboard, &usr_bin), None);
+        std::fs::write(usr_bin.join("fabric-session"), b"").unwrap();
+        let session = usr_bin.join("fabric-session");
+        for exe in [&dashboard, &usr_bin.join("fabric-tray"), &session] {
+            assert_eq!(
+                packaged_program_in(exe, &usr_bin),
+                Some(session.clone()),
+                "{}",
+                exe.display()
+            );
+        }
+        // Built from source, or a copy elsewhere: not the package's.
+        for exe in [
+            dir.path().join("target/release/fabric-companion"),
+            usr_bin.join("sub").join("fabric-tray"),
+            dir.path().join("usr/local/bin/fabric-session"),
+        ] {
+            assert_eq!(
+                packaged_program_in(&exe, &usr_bin),
+                None,
+                "{}",
+                exe.display()
+            );
+        }
+    }
 
     #[test]
     fn installs_updates_and_leaves_equal_content_alone() {

@@ -47,7 +47,7 @@ pub(crate) const EVENTS: &[EventSpec] = &[
 pub(crate) const SESSION_END_TIMEOUT_SECS: u64 = 3;
 
 /// Said with every Codex install plan.
-pub(crate) const TRUST_NOTE: &str = "Codex runs a new or changed hook only after you approve it: run /hooks in Codex once this is written. It asks again whenever an entry's command or place in hooks.json changes, so the command runs the app's stable copy and our entries go after any already there.";
+pub(crate) const TRUST_NOTE: &str = "Codex runs a new or changed hook only after you approve it: run /hooks in Codex once this is written. It asks again whenever an entry's command or place in hooks.json changes, so the command runs a program whose path never changes (the package's, or the app's stable copy) and our entries go after any already there.";
 
 pub(crate) fn config_file(paths: &Paths) -> PathBuf {
     paths.codex_home().join("hooks.json")

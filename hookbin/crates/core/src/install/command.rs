@@ -20,6 +20,13 @@
 //! too; Kimi's may be double-quoted. Where a path would need quoting and the shell cannot
 //! take it, the folder's 8.3 short name (no spaces) stands in; failing that the install is
 //! refused ([`runnable_program`]).
+//!
+//! The Linux package's program (`/usr/bin/fabric-session`, which `apt remove` takes away while
+//! the person's host configs keep our entries) gets a guard: `[ ! -x <program> ] || <program>
+//! hook …`, which exits 0 without a word when the program is gone (measured: Claude Code and
+//! Codex show a "hook failed" row per event for a missing program, Kimi Code nothing; with the
+//! guard none of them shows anything). All three run Linux hook commands through a POSIX
+//! shell, which the guard needs.
 
 use std::path::{Path, PathBuf};
 
@@ -104,15 +111,39 @@ fn posix_quote(text: &str) -> String {
     }
 }
 
+/// The folder whose `fabric-session` a package manager may take away (the Linux package's).
+pub const PACKAGED_DIR: &str = "/usr/bin";
+
 /// The command `host` runs for one of our hooks on `os`, or `None` when its shell cannot run
 /// `program` (see [`runnable_program`]). Claude Code's `hook` defaults to `--host claude`, so
-/// its commands carry no `--host`, like the plugin's.
+/// its commands carry no `--host`, like the plugin's. The Linux package's program is guarded
+/// (see the module's header).
 pub fn hook_command_for(os: Os, program: &str, host: Host, event_arg: &str) -> Option<String> {
-    let program = HookShell::of(os, host).program_text(program)?;
-    Some(match host {
-        Host::Claude => format!("{program} hook {event_arg}"),
-        _ => format!("{program} hook {event_arg} --host {}", host.cli_name()),
+    let text = HookShell::of(os, host).program_text(program)?;
+    let command = match host {
+        Host::Claude => format!("{text} hook {event_arg}"),
+        _ => format!("{text} hook {event_arg} --host {}", host.cli_name()),
+    };
+    let packaged = os == Os::Linux && Path::new(program).parent() == Some(Path::new(PACKAGED_DIR));
+    Some(if packaged {
+        format!("[ ! -x {text} ] || {command}")
+    } else {
+        command
     })
+}
+
+/// `command` without a leading `[ ! -x <word> ] || ` guard, when it has one whose word is the
+/// program that follows (`None` when there is no guard, or a different word in it).
+fn unguarded(command: &str) -> Option<&str> {
+    let rest = command.trim_start().strip_prefix('[')?;
+    let rest = rest.strip_prefix(char::is_whitespace)?.trim_start();
+    let rest = rest.strip_prefix('!')?.trim_start();
+    let rest = rest.strip_prefix("-x")?;
+    let (tested, rest) = first_word(rest)?;
+    let rest = rest.trim_start().strip_prefix(']')?.trim_start();
+    let rest = rest.strip_prefix("||")?.trim_start();
+    let (program, _) = first_word(rest)?;
+    (program == tested).then_some(rest)
 }
 
 /// The command `host` runs for one of our hooks on this OS. `program` must have passed
@@ -226,6 +257,7 @@ fn powershell_quote(text: &str) -> String {
 /// When `command` is one of ours, the program it runs (unquoted, as written: it may hold
 /// `~` or a `$VARIABLE`).
 pub fn our_program(command: &str) -> Option<String> {
+    let command = unguarded(command).unwrap_or(command);
     let (word, rest) = first_word(command)?;
     let rest = rest.trim_start();
     let after = rest.strip_prefix("hook")?;
@@ -350,6 +382,68 @@ mod tests {
         for (command, program) in cases {
             assert_eq!(our_program(command).as_deref(), program, "{command}");
         }
+    }
+
+    #[test]
+    fn the_packages_program_is_guarded_and_still_ours() {
+        let program = "/usr/bin/fabric-session";
+        let command = hook_command_for(Os::Linux, program, Host::Codex, "session-start").unwrap();
+        assert_eq!(
+            command,
+            "[ ! -x /usr/bin/fabric-session ] || /usr/bin/fabric-session hook session-start --host codex"
+        );
+        assert_eq!(
+            hook_command_for(Os::Linux, program, Host::Claude, "stop").unwrap(),
+            "[ ! -x /usr/bin/fabric-session ] || /usr/bin/fabric-session hook stop"
+        );
+        assert_eq!(our_program(&command).as_deref(), Some(program));
+        // Anywhere else, or on macOS: no guard.
+        assert_eq!(
+            hook_command_for(
+                Os::Linux,
+                "/usr/local/bin/fabric-session",
+                Host::Claude,
+                "stop"
+            )
+            .unwrap(),
+            "/usr/local/bin/fabric-session hook stop"
+        );
+        assert_eq!(
+            hook_command_for(Os::MacOs, program, Host::Claude, "stop").unwrap(),
+            "/usr/bin/fabric-session hook stop"
+        );
+        // A guard on some other program, or a guard with no hook after it, is not ours.
+        for command in [
+            "[ ! -x /usr/bin/other ] || /usr/bin/fabric-session hook stop",
+            "[ ! -x /usr/bin/fabric-session ] || echo hook stop",
+            "[ ! -x /usr/bin/fabric-session ] || /usr/bin/fabric-session status",
+            "[ -x /usr/bin/fabric-session ] || /usr/bin/fabric-session hook stop",
+        ] {
+            assert!(!is_ours(command), "{command}");
+        }
+    }
+
+    #[test]
+    #[cfg(unix)]
+    fn the_guard_runs_the_hook_when_the_program_is_there_and_is_silent_when_it_is_gone() {
+        let dir = tempfile::tempdir().unwrap();
+        let program = dir.path().join("fabric-session");
+        // The same guard text hook_command_for writes, on a program we control.
+        let command = format!("[ ! -x {p} ] || {p} hook stop", p = program.display());
+        let run = || {
+            std::process::Command::new("/bin/sh")
+                .args(["-c", &command])
+                .output()
+                .unwrap()
+        };
+        let gone = run();
+        assert_eq!(gone.status.code(), Some(0));
+        assert!(gone.stdout.is_empty() && gone.stderr.is_empty(), "{gone:?}");
+        std::fs::write(&program, "#!/bin/sh\necho ran \"$@\"\n").unwrap();
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&program, std::fs::Permissions::from_mode(0o755)).unwrap();
+        let there = run();
+        assert_eq!(String::from_utf8_lossy(&there.stdout), "ran hook stop\n");
     }
 
     #[test]

@@ -905,7 +905,9 @@ struct ProgramChoice {
     warnings: Vec<String>,
 }
 
-/// `--script` when given; else the app's stable copy when it is there; else this binary.
+/// `--script` when given; else the package's `/usr/bin/fabric-session` when the running
+/// program is the package's ([`stable_binary::packaged_program`]); else the app's stable copy
+/// when it is there; else this binary.
 fn choose_program(
     host: Host,
     script: Option<&Path>,
@@ -928,6 +930,12 @@ fn choose_program(
             ));
         }
         return Ok(ProgramChoice { path, warnings });
+    }
+    if let Some(path) = crate::stable_binary::packaged_program() {
+        return Ok(ProgramChoice {
+            path,
+            warnings: Vec::new(),
+        });
     }
     let stable = paths.stable_binary();
     if stable.is_file() {

@@ -1,0 +1,132 @@
+#!/usr/bin/env bash
+# Builds the Linux package, fabric-companion_<version>_<arch>.deb, and prints its path:
+#   scripts/build-deb.sh            # release (what ships)
+#   scripts/build-deb.sh --debug    # debug programs (quicker; what the installed-package test uses)
+#
+# The three programs go to /usr/bin: the dashboard (fabric-companion), the tray and the hook
+# binary as it ships (scripts/build-hook-binary.sh: static on Linux). Tauri's bundler builds
+# the package from src-tauri/tauri.bundle.conf.json (the desktop entry, the tray's autostart
+# entry in /etc/xdg/autostart, the Claude Code plugin in /usr/share/fabric-companion, the
+# licences); this script generates what that config names under src-tauri/package/ (the
+# plugin with its hooks running /usr/bin/fabric-session, the third-party notices), then
+# rewrites the control file's Depends (computed by dpkg-shlibdeps from the three programs,
+# plus the tray's AppIndicator library, which it loads at run time) and Maintainer, and
+# names the desktop entry and the file without a space. Needs dpkg-dev (dpkg-shlibdeps) and ui/node_modules.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+root=$(pwd)
+profile=release
+tauri_flags=()
+compression=-Zxz
+if [ "${1:-}" = --debug ]; then
+  profile=debug
+  tauri_flags=(--debug)
+  compression=-Zgzip   # xz takes minutes over the unoptimised programs
+fi
+maintainer="Passion Code <dev@fabric-companion.invalid>"
+target_dir=$(cargo metadata --format-version 1 --no-deps \
+  | python3 -c 'import json, sys; print(json.load(sys.stdin)["target_directory"])')
+triple=$(rustc -vV | sed -n 's/^host: //p')
+version=$(python3 -c 'import json; print(json.load(open("src-tauri/tauri.conf.json"))["version"])')
+arch=$(dpkg --print-architecture)
+
+# ---- the programs -------------------------------------------------------------------------
+[ -d ui/node_modules ] || (cd ui && npm ci --no-audit --no-fund --loglevel=error)
+(cd ui && npm run build >&2)
+if [ "$profile" = debug ]; then
+  sh src-tauri/scripts/prepare-sidecars.sh --debug >&2
+else
+  sh src-tauri/scripts/prepare-sidecars.sh >&2
+fi
+# The hook binary ships as scripts/build-hook-binary.sh builds it, whatever the profile.
+hook=$(bash scripts/build-hook-binary.sh)
+cp "$hook" "src-tauri/binaries/fabric-session-$triple.tmp"
+mv "src-tauri/binaries/fabric-session-$triple.tmp" "src-tauri/binaries/fabric-session-$triple"
+
+# ---- what the bundle config names under src-tauri/package/ --------------------------------
+package=src-tauri/package
+rm -rf "$package"
+mkdir -p "$package/claude-plugin/.claude-plugin" "$package/claude-plugin/hooks"
+python3 - "$package/claude-plugin" <<'PY'
+import json, sys
+out = sys.argv[1]
+src = "hookbin/claude-plugin"
+program = "/usr/bin/fabric-session"
+def load(name):
+    with open(f"{src}/{name}") as f:
+        return json.load(f)
+def save(name, value):
+    with open(f"{out}/{name}", "w") as f:
+        json.dump(value, f, indent=2)
+        f.write("\n")
+hooks = load("hooks/hooks.json")
+hooks["description"] = ("Fabric's session hooks: each runs the installed " + program
+                        + ", with a 5 s ceiling, and always exits 0.")
+for groups in hooks["hooks"].values():
+    for group in groups:
+        for hook in group["hooks"]:
+            old = '"${CLAUDE_PLUGIN_ROOT}/bin/fabric-session" '
+            assert hook["command"].startswith(old), hook["command"]
+            # The guard companion_core::install::command writes for the package's program:
+            # once the package is removed, the hook exits 0 without a word.
+            hook["command"] = f"[ ! -x {program} ] || {program} " + hook["command"][len(old):]
+save("hooks/hooks.json", hooks)
+plugin = load(".claude-plugin/plugin.json")
+plugin["description"] = plugin["description"].replace("Runs bin/fabric-session.", f"Runs {program}.")
+save(".claude-plugin/plugin.json", plugin)
+market = load(".claude-plugin/marketplace.json")
+for entry in market["plugins"]:
+    entry["description"] = "Fabric's session hooks for Claude Code (runs the installed " + program + ")."
+save(".claude-plugin/marketplace.json", market)
+PY
+python3 packaging/linux/third-party-notices.py | gzip -9n > "$package/third-party-notices.txt.gz"
+
+# ---- Tauri's bundle -----------------------------------------------------------------------
+bundle_dir="$target_dir/$profile/bundle/deb"
+rm -f "$bundle_dir"/*.deb
+(cd ui && TAURI_APP_PATH=../src-tauri npx tauri build "${tauri_flags[@]}" \
+  --config ../src-tauri/tauri.bundle.conf.json --bundles deb >&2)
+built=$(ls "$bundle_dir"/*.deb)
+
+# ---- the control file: Depends computed, Maintainer; the file name --------------------------
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+dpkg-deb -R "$built" "$work/root"
+mkdir -p "$work/debian"
+printf 'Source: fabric-companion\n\nPackage: fabric-companion\nArchitecture: any\n' \
+  > "$work/debian/control"
+shlibs=$(cd "$work" && dpkg-shlibdeps -O \
+  -eroot/usr/bin/fabric-companion -eroot/usr/bin/fabric-tray -eroot/usr/bin/fabric-session \
+  2>/dev/null | sed -n 's/^shlibs:Depends=//p')
+[ -n "$shlibs" ] || { echo "build-deb: dpkg-shlibdeps found no dependency" >&2; exit 1; }
+# The tray loads its AppIndicator library with dlopen, so no linker record names it.
+depends="$shlibs, libayatana-appindicator3-1 | libappindicator3-1"
+python3 - "$work/root/DEBIAN/control" "$depends" "$maintainer" <<'PY'
+import sys
+path, depends, maintainer = sys.argv[1:]
+lines = open(path).read().splitlines()
+out = []
+for line in lines:
+    if line.startswith("Depends:"):
+        continue
+    if line.startswith("Maintainer:"):
+        line = f"Maintainer: {maintainer}"
+    out.append(line)
+    if line.startswith("Priority:"):
+        out.append(f"Depends: {depends}")
+if not any(l.startswith("Depends:") for l in out):
+    sys.exit("build-deb: no Priority line to put Depends after")
+open(path, "w").write("\n".join(out) + "\n")
+PY
+# The dashboard's desktop entry, named for the package (Tauri names it for the product).
+for entry in "$work/root/usr/share/applications/"*.desktop; do
+  [ "$entry" = "$work/root/usr/share/applications/fabric-companion.desktop" ] \
+    || mv "$entry" "$work/root/usr/share/applications/fabric-companion.desktop"
+done
+(cd "$work/root" && find . -path ./DEBIAN -prune -o -type f -printf '%P\0' | sort -z \
+  | xargs -0 md5sum > DEBIAN/md5sums)
+deb="$bundle_dir/fabric-companion_${version}_${arch}.deb"
+dpkg-deb --root-owner-group "$compression" -b "$work/root" "$deb.tmp" >/dev/null
+mv "$deb.tmp" "$deb"
+[ "$built" = "$deb" ] || rm -f "$built"
+echo "$deb"
