@@ -399,6 +399,57 @@ pub async fn save_settings(
     .map_err(|e| CommandError::Invalid(e.to_string()))?
 }
 
+/// What jumping to a session did (a session row's "Go to").
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
+#[serde(
+    tag = "outcome",
+    rename_all = "camelCase",
+    rename_all_fields = "camelCase"
+)]
+pub enum FocusView {
+    /// The window was raised: which (program, pid, window, tmux pane).
+    Raised { what: String },
+    /// The session's process is gone.
+    Gone,
+    /// No session with that id.
+    Unknown,
+    /// This desktop does not allow raising: why, and where the session is.
+    NotAllowed { why: String, place: String },
+}
+
+impl From<Result<session_focus::Raised, session_focus::FocusError>> for FocusView {
+    fn from(result: Result<session_focus::Raised, session_focus::FocusError>) -> Self {
+        use session_focus::FocusError;
+        match result {
+            Ok(raised) => FocusView::Raised {
+                what: raised.to_string(),
+            },
+            Err(FocusError::ProcessGone) => FocusView::Gone,
+            Err(FocusError::UnknownSession) => FocusView::Unknown,
+            Err(FocusError::NotAllowed { refusal, place }) => FocusView::NotAllowed {
+                why: refusal.describe().to_string(),
+                place: place.to_string(),
+            },
+        }
+    }
+}
+
+/// Raises the window a session runs in (the same code as `fabric-session focus` and the
+/// tray's session lines).
+#[tauri::command]
+pub async fn focus_session(
+    state: State<'_, AppState>,
+    session: String,
+) -> CommandResult<FocusView> {
+    let sessions_dir = state.paths.sessions_dir();
+    tauri::async_runtime::spawn_blocking(move || {
+        FocusView::from(session_focus::focus(&sessions_dir, &session))
+    })
+    .await
+    .map_err(|e| CommandError::Invalid(e.to_string()))
+}
+
 #[derive(Debug, Clone, Serialize)]
 #[cfg_attr(test, derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
@@ -512,6 +563,33 @@ mod tests {
             view.diff
         );
         assert!(view.changes);
+    }
+
+    #[test]
+    fn a_jump_reaches_the_page_typed() {
+        let gone = FocusView::from(Err(session_focus::FocusError::ProcessGone));
+        assert_eq!(
+            serde_json::to_value(&gone).unwrap(),
+            serde_json::json!({"outcome": "gone"})
+        );
+        let refused = FocusView::from(Err(session_focus::FocusError::NotAllowed {
+            refusal: session_focus::Refusal::NoDisplay,
+            place: session_focus::Place {
+                project: "p".into(),
+                folder: None,
+                host: Host::Claude,
+                terminal: Some("xterm".into()),
+                tmux: None,
+            },
+        }));
+        assert_eq!(
+            serde_json::to_value(&refused).unwrap(),
+            serde_json::json!({
+                "outcome": "notAllowed",
+                "why": "there is no display to raise a window on",
+                "place": "p (Claude Code), terminal xterm"
+            })
+        );
     }
 
     #[test]

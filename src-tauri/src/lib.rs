@@ -57,6 +57,7 @@ pub fn run() {
             commands::get_settings,
             commands::save_settings,
             commands::send_test_notification,
+            commands::focus_session,
         ])
         .setup(move |app| {
             watch::start(app.handle().clone(), paths, tail);

@@ -878,8 +878,9 @@ fn the_tray_on_a_real_desktop() {
         (board_unread(&desktop, session)? == 0).then_some(())
     });
 
-    // 4. Pause through the real menu; a rise then says nothing.
-    desktop.choose(icon, &["Down", "Right"], "3-menu-pause-1-hour");
+    // 4. Pause through the real menu (the session's line comes first: it is a choice, it
+    // jumps to the session); a rise then says nothing.
+    desktop.choose(icon, &["Down", "Down", "Right"], "3-menu-pause-1-hour");
     wait_until("the pause in settings.json", WAIT, || {
         std::fs::read_to_string(desktop.config_dir().join("settings.json"))
             .ok()?
@@ -901,7 +902,11 @@ fn the_tray_on_a_real_desktop() {
     );
 
     // 5. Resume through the menu (Notifications ▸ third item); the next rise notifies.
-    desktop.choose(icon, &["Down", "Right", "Down", "Down"], "5-menu-resume");
+    desktop.choose(
+        icon,
+        &["Down", "Down", "Right", "Down", "Down"],
+        "5-menu-resume",
+    );
     wait_until("the pause removed from settings.json", WAIT, || {
         let text = std::fs::read_to_string(desktop.config_dir().join("settings.json")).ok()?;
         (!text.contains("notificationsPausedUntil\": \"")).then_some(())
@@ -918,7 +923,9 @@ fn the_tray_on_a_real_desktop() {
     let four = desktop.shot_until("6-notified-four-unread", icon, |px| {
         differing(px, &paused.region(icon)) > 20
     });
-    // Clicking the notification (dunst's default action) opens the dashboard.
+    // Clicking the notification (dunst's default action) jumps to the session; its "host"
+    // here has no window (and this desktop no window manager), so the tray says where the
+    // session is and opens the dashboard.
     let out = desktop.run("dunstctl", &["action", "0"]);
     assert!(out.status.success(), "dunstctl action: {out:?}");
     expect_dashboard_start(
@@ -989,7 +996,7 @@ fn the_tray_on_a_real_desktop() {
     });
 
     // 8. Open Dashboard… starts the dashboard, detached.
-    desktop.choose(icon, &["Down", "Down"], "9-menu-open-dashboard");
+    desktop.choose(icon, &["Down", "Down", "Down"], "9-menu-open-dashboard");
     expect_dashboard_start(&mut desktop, 2, tray_pid, "the dashboard from the menu");
 
     // 9. Quit ends the tray.

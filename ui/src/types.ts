@@ -221,6 +221,8 @@ export type SettingsView = { path: string, form: SettingsForm, notificationsPaus
 
 export type TestNotification = { requested: boolean, trayRunning: boolean, };
 
+export type FocusView = { "outcome": "raised", what: string, } | { "outcome": "gone" } | { "outcome": "unknown" } | { "outcome": "notAllowed", why: string, place: string, };
+
 export type StateKind = "status" | "services" | "settings";
 
 export type StateChanged = { kinds: Array<StateKind>, };

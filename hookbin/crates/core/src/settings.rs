@@ -16,7 +16,8 @@ use crate::paths::Paths;
 pub const MIN_WATCH_INTERVAL_SECS: u64 = 10;
 const SETTINGS_LIMIT: u64 = 256 * 1024;
 
-/// Quiet hours: no notifications between `start` and `end` (local `HH:MM`, may wrap midnight).
+/// Quiet hours: no notifications between `start` and `end` (local `HH:MM`, may wrap midnight);
+/// the icon still counts.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct QuietHours {
     pub start: String,
@@ -58,6 +59,8 @@ pub struct Settings {
     pub launch_at_login: bool,
     /// Notifications paused until this RFC 3339 time (the tray's Pause items).
     pub notifications_paused_until: Option<String>,
+    /// Projects (folder names) whose sessions never notify; the icon still counts them.
+    pub muted_projects: Vec<String>,
 }
 
 impl Default for Settings {
@@ -68,6 +71,7 @@ impl Default for Settings {
             quiet_hours: None,
             launch_at_login: false,
             notifications_paused_until: None,
+            muted_projects: Vec::new(),
         }
     }
 }
@@ -159,6 +163,7 @@ mod tests {
                 start: "22:00".into(),
                 end: "07:30".into(),
             }),
+            muted_projects: vec!["noisy-repo".into()],
             ..Settings::default()
         };
         save(&path, &settings).unwrap();

@@ -239,3 +239,18 @@ pub fn active_window_pid() -> Option<u32> {
         None
     }
 }
+
+/// Which of these sessions (id, host pid) the person is looking at: the active window is its
+/// process's or an ancestor's, or, in tmux, its pane is the one shown by a client whose
+/// terminal is the active window. `None` when none is, or the desktop cannot tell.
+pub fn looked_at(sessions: &[(&str, u32)]) -> Option<String> {
+    let active = active_window_pid()?;
+    sessions.iter().find_map(|&(id, pid)| {
+        let chain = ancestry::ancestors(pid);
+        if chain.iter().any(|a| a.pid == active) {
+            return Some(id.to_string());
+        }
+        let pane = tmux::locate(&chain)?;
+        tmux::shown_in(&pane, active).then(|| id.to_string())
+    })
+}

@@ -217,6 +217,37 @@ pub fn select(pane: &Pane) -> Option<u32> {
     Some(client.pid)
 }
 
+/// Whether the pane is the one on screen (active in the session's current window) in a
+/// client whose terminal is (a descendant of) the process `window_pid`.
+pub fn shown_in(pane: &Pane, window_pid: u32) -> bool {
+    let socket = pane.socket.as_path();
+    let shown = tmux(
+        socket,
+        &[
+            "display-message",
+            "-p",
+            "-t",
+            &pane.pane_id,
+            "#{pane_active}#{window_active}",
+        ],
+    )
+    .is_some_and(|out| out.trim() == "11");
+    if !shown {
+        return false;
+    }
+    let Some(clients) = tmux(socket, &["list-clients", "-F", CLIENT_FORMAT]) else {
+        return false;
+    };
+    parse_clients(&clients)
+        .iter()
+        .filter(|c| c.session_id == pane.session_id)
+        .any(|c| {
+            ancestry::ancestors(c.pid)
+                .iter()
+                .any(|a| a.pid == window_pid)
+        })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
