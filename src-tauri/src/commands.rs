@@ -297,6 +297,8 @@ pub struct SettingsForm {
     pub quiet_start: Option<String>,
     pub quiet_end: Option<String>,
     pub launch_at_login: bool,
+    /// Projects (folder names) whose sessions never notify.
+    pub muted_projects: Vec<String>,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -309,6 +311,8 @@ pub struct SettingsView {
     pub min_interval_secs: u64,
     pub autostart_file: PathBuf,
     pub autostart_present: bool,
+    /// How notifications behave, one line per rule.
+    pub rules: Vec<String>,
 }
 
 fn settings_view(paths: &Paths) -> SettingsView {
@@ -322,12 +326,17 @@ fn settings_view(paths: &Paths) -> SettingsView {
             quiet_start: s.quiet_hours.as_ref().map(|q| q.start.clone()),
             quiet_end: s.quiet_hours.as_ref().map(|q| q.end.clone()),
             launch_at_login: s.launch_at_login,
+            muted_projects: s.muted_projects.clone(),
         },
         path,
         notifications_paused_until: s.notifications_paused_until,
         min_interval_secs: settings::MIN_WATCH_INTERVAL_SECS,
         autostart_present: companion_core::autostart::is_enabled(paths),
         autostart_file,
+        rules: settings::NOTIFICATION_RULES
+            .iter()
+            .map(|r| r.to_string())
+            .collect(),
     }
 }
 
@@ -363,11 +372,23 @@ pub fn merge_form(current: Settings, form: &SettingsForm) -> CommandResult<Setti
             ));
         }
     };
+    let mut muted_projects: Vec<String> = Vec::new();
+    for project in form.muted_projects.iter().map(|p| p.trim()) {
+        if project.contains(['/', '\\']) {
+            return Err(CommandError::Invalid(format!(
+                "a muted project is a folder name, not a path: {project}"
+            )));
+        }
+        if !project.is_empty() && !muted_projects.iter().any(|p| p == project) {
+            muted_projects.push(project.to_string());
+        }
+    }
     Ok(Settings {
         watch_interval_secs: form.watch_interval_secs,
         notifications: form.notifications,
         quiet_hours,
         launch_at_login: form.launch_at_login,
+        muted_projects,
         ..current
     })
 }
@@ -481,6 +502,7 @@ mod tests {
             quiet_start: Some("22:00".into()),
             quiet_end: Some("07:30".into()),
             launch_at_login: true,
+            muted_projects: vec![" noisy ".into(), "".into(), "noisy".into(), "web".into()],
         }
     }
 
@@ -493,6 +515,7 @@ mod tests {
         let merged = merge_form(current, &form()).unwrap();
         assert_eq!(merged.watch_interval_secs, 120);
         assert_eq!(merged.quiet_hours.unwrap().end, "07:30");
+        assert_eq!(merged.muted_projects, ["noisy", "web"]);
         assert_eq!(
             merged.notifications_paused_until.as_deref(),
             Some("2026-10-01T10:00:00Z")
@@ -516,6 +539,11 @@ mod tests {
             ..form()
         };
         assert!(merge_form(Settings::default(), &bad_time).is_err());
+        let a_path = SettingsForm {
+            muted_projects: vec!["/home/ada/web".into()],
+            ..form()
+        };
+        assert!(merge_form(Settings::default(), &a_path).is_err());
         let none = SettingsForm {
             quiet_start: Some(" ".into()),
             quiet_end: None,
@@ -563,6 +591,16 @@ mod tests {
             view.diff
         );
         assert!(view.changes);
+    }
+
+    /// The README says each notification rule in the same words as the Settings view.
+    #[test]
+    fn the_readme_states_every_notification_rule() {
+        let readme =
+            std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../README.md")).unwrap();
+        for rule in settings::NOTIFICATION_RULES {
+            assert!(readme.contains(rule), "README.md lacks the rule: {rule}");
+        }
     }
 
     #[test]

@@ -1080,6 +1080,14 @@ mod tests {
     }
 
     #[test]
+    fn the_rules_people_read_name_the_model_s_numbers() {
+        let rules = companion_core::settings::NOTIFICATION_RULES;
+        assert!(rules[2].contains(&format!("within {COALESCE_SECS} seconds")));
+        assert_eq!(RATE_LIMIT_SECS, 60);
+        assert!(rules[3].contains("one notification a minute per session"));
+    }
+
+    #[test]
     fn the_session_being_looked_at_is_not_notified() {
         let model = seen(vec![
             session("a", Some(1), false),

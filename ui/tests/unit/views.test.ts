@@ -193,4 +193,14 @@ describe('services and settings', () => {
     await vi.waitFor(() => expect(root.querySelector('#settings-message')!.textContent).toContain('Not saved'));
     expect(api.saveSettings).toHaveBeenCalledWith({ ...settingsFixture().form, quietEnd: null });
   });
+
+  it('says each notification rule in one line and reads muted projects as a list', () => {
+    const view = new SettingsView(root, { saveSettings: vi.fn(), sendTestNotification: vi.fn() });
+    view.update(settingsFixture());
+    const rules = [...root.querySelectorAll('[data-fact="rules"] li')].map((li) => li.textContent);
+    expect(rules).toEqual(settingsFixture().rules);
+    expect((root.querySelector('#set-muted') as HTMLInputElement).value).toBe('proj-noisy');
+    (root.querySelector('#set-muted') as HTMLInputElement).value = ' web ,, api ';
+    expect(view.read().mutedProjects).toEqual(['web', 'api']);
+  });
 });

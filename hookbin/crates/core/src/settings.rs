@@ -12,6 +12,18 @@ use serde_json::{Map, Value};
 use crate::fsutil;
 use crate::paths::Paths;
 
+/// How notifications behave, one line per rule: said in the dashboard's Settings and the
+/// README (a test keeps the README's copy the same); the tray's model implements them.
+pub const NOTIFICATION_RULES: [&str; 7] = [
+    "A session in a turn (a prompt is running) is not notified: you are at it.",
+    "A session you are looking at is not notified: its window is the active one (X11; in tmux, its pane is the one shown there).",
+    "Rises in several sessions within 5 seconds become one notification (\"3 sessions · 7 unread\"), replaced in place, never stacked.",
+    "At most one notification a minute per session; a session back to zero unread takes its notification away.",
+    "Quiet hours: no notifications from From until Until, local time, across midnight too; the icon still counts.",
+    "Muted projects (folder names): their sessions never notify; the icon still counts them.",
+    "Clicking a session's notification, its line in the tray's menu or Go to on the Overview raises the window it runs in.",
+];
+
 /// The watch interval may not go below this many seconds (the same floor as `watch-mail`).
 pub const MIN_WATCH_INTERVAL_SECS: u64 = 10;
 const SETTINGS_LIMIT: u64 = 256 * 1024;
