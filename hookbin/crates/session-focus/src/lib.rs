@@ -224,18 +224,22 @@ fn raise(_chain: &[ancestry::Ancestor]) -> Result<(String, u32, u64), Refusal> {
     Err(Refusal::Unsupported)
 }
 
-/// The process owning the active window (X11 with an EWMH window manager); `None` elsewhere
-/// or when it cannot be told.
+/// The process owning the active window (X11 with an EWMH window manager, on `$DISPLAY`);
+/// `None` elsewhere or when it cannot be told.
 pub fn active_window_pid() -> Option<u32> {
+    let display = std::env::var("DISPLAY").ok().filter(|d| !d.is_empty())?;
+    active_window_pid_on(&display)
+}
+
+/// [`active_window_pid`] on the X display `display` (`:0`).
+pub fn active_window_pid_on(display: &str) -> Option<u32> {
     #[cfg(all(unix, not(target_os = "macos")))]
     {
-        if std::env::var_os("DISPLAY").is_none_or(|d| d.is_empty()) {
-            return None;
-        }
-        x11::Desktop::connect().ok()?.active_pid()
+        x11::Desktop::connect_to(Some(display)).ok()?.active_pid()
     }
     #[cfg(not(all(unix, not(target_os = "macos"))))]
     {
+        let _ = display;
         None
     }
 }
@@ -244,7 +248,13 @@ pub fn active_window_pid() -> Option<u32> {
 /// process's or an ancestor's, or, in tmux, its pane is the one shown by a client whose
 /// terminal is the active window. `None` when none is, or the desktop cannot tell.
 pub fn looked_at(sessions: &[(&str, u32)]) -> Option<String> {
-    let active = active_window_pid()?;
+    let display = std::env::var("DISPLAY").ok().filter(|d| !d.is_empty())?;
+    looked_at_on(&display, sessions)
+}
+
+/// [`looked_at`] on the X display `display`.
+pub fn looked_at_on(display: &str, sessions: &[(&str, u32)]) -> Option<String> {
+    let active = active_window_pid_on(display)?;
     sessions.iter().find_map(|&(id, pid)| {
         let chain = ancestry::ancestors(pid);
         if chain.iter().any(|a| a.pid == active) {

@@ -47,7 +47,12 @@ pub struct Desktop {
 impl Desktop {
     /// Connects to `$DISPLAY`.
     pub fn connect() -> Result<Desktop, Refusal> {
-        let (conn, screen) = x11rb::connect(None).map_err(|error| {
+        Self::connect_to(None)
+    }
+
+    /// Connects to `display` (`None`: `$DISPLAY`).
+    pub fn connect_to(display: Option<&str>) -> Result<Desktop, Refusal> {
+        let (conn, screen) = x11rb::connect(display).map_err(|error| {
             tracing::debug!(%error, "cannot connect to the X server");
             Refusal::NoDisplay
         })?;
