@@ -2,8 +2,6 @@
 //! them: terminals and editors by name, a tmux server, the two tmux variables of a process's
 //! environment (Linux). Never reads any other variable of another process.
 
-use companion_core::process;
-
 /// One process of a chain, the session's host first.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Ancestor {
@@ -12,14 +10,21 @@ pub struct Ancestor {
 }
 
 /// At most this many ancestors are followed (a loop in odd `/proc` readings cannot hang us).
-const MAX_DEPTH: usize = 64;
+pub(crate) const MAX_DEPTH: usize = 64;
+
+/// `pid` and its ancestors, nearest first (Windows: from one process-table snapshot).
+#[cfg(windows)]
+pub fn ancestors(pid: u32) -> Vec<Ancestor> {
+    crate::windows::ancestors(pid)
+}
 
 /// `pid` and its ancestors up to (not including) pid 1, nearest first.
+#[cfg(not(windows))]
 pub fn ancestors(pid: u32) -> Vec<Ancestor> {
     let mut chain = Vec::new();
     let mut next = pid;
     while next > 1 && chain.len() < MAX_DEPTH {
-        let Some(info) = process::process_info(next) else {
+        let Some(info) = companion_core::process::process_info(next) else {
             break;
         };
         chain.push(Ancestor {
@@ -148,7 +153,7 @@ mod tests {
             chain.len() >= 2,
             "a test runs under cargo at least: {chain:?}"
         );
-        assert_eq!(chain[1].pid, process::parent_pid());
+        assert_eq!(chain[1].pid, companion_core::process::parent_pid());
         assert!(ancestors(0).is_empty());
     }
 

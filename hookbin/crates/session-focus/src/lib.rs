@@ -10,7 +10,9 @@
 //! - the first ancestor owning a top-level window (X11: `_NET_WM_PID` or the X-Resource
 //!   extension over `_NET_CLIENT_LIST`) is raised the EWMH way; an editor's integrated
 //!   terminal finds the editor this way;
-//! - macOS and Windows raise the owning application or window natively.
+//! - macOS activates the owning application (`NSRunningApplication`); Windows raises the
+//!   owning window (`SetForegroundWindow`, the console host's window for a console);
+//!   both written and compiled for their systems, not run here.
 //!
 //! Where raising is impossible (Wayland, no window manager, a desktop that refuses) the error
 //! carries where the session is ([`Place`]: project folder, host, terminal, tmux target) so
@@ -25,7 +27,11 @@ use companion_core::host::Host;
 use companion_core::spool::{SessionId, Spool};
 
 pub mod ancestry;
+#[cfg(target_os = "macos")]
+mod macos;
 pub mod tmux;
+#[cfg(windows)]
+mod windows;
 #[cfg(all(unix, not(target_os = "macos")))]
 mod x11;
 
@@ -219,16 +225,33 @@ fn raise(chain: &[ancestry::Ancestor]) -> Result<(String, u32, u64), Refusal> {
     }
 }
 
-#[cfg(not(all(unix, not(target_os = "macos"))))]
+#[cfg(target_os = "macos")]
+fn raise(chain: &[ancestry::Ancestor]) -> Result<(String, u32, u64), Refusal> {
+    macos::raise_first(chain)
+}
+
+#[cfg(windows)]
+fn raise(chain: &[ancestry::Ancestor]) -> Result<(String, u32, u64), Refusal> {
+    windows::raise_first(chain)
+}
+
+#[cfg(not(any(unix, windows)))]
 fn raise(_chain: &[ancestry::Ancestor]) -> Result<(String, u32, u64), Refusal> {
     Err(Refusal::Unsupported)
 }
 
-/// The process owning the active window (X11 with an EWMH window manager, on `$DISPLAY`);
-/// `None` elsewhere or when it cannot be told.
+/// The process owning the active window (X11 with an EWMH window manager, on `$DISPLAY`;
+/// Windows' foreground window); `None` elsewhere or when it cannot be told.
 pub fn active_window_pid() -> Option<u32> {
-    let display = std::env::var("DISPLAY").ok().filter(|d| !d.is_empty())?;
-    active_window_pid_on(&display)
+    #[cfg(windows)]
+    {
+        windows::active_pid()
+    }
+    #[cfg(not(windows))]
+    {
+        let display = std::env::var("DISPLAY").ok().filter(|d| !d.is_empty())?;
+        active_window_pid_on(&display)
+    }
 }
 
 /// [`active_window_pid`] on the X display `display` (`:0`).
@@ -248,13 +271,15 @@ pub fn active_window_pid_on(display: &str) -> Option<u32> {
 /// process's or an ancestor's, or, in tmux, its pane is the one shown by a client whose
 /// terminal is the active window. `None` when none is, or the desktop cannot tell.
 pub fn looked_at(sessions: &[(&str, u32)]) -> Option<String> {
-    let display = std::env::var("DISPLAY").ok().filter(|d| !d.is_empty())?;
-    looked_at_on(&display, sessions)
+    looked_at_pid(active_window_pid()?, sessions)
 }
 
 /// [`looked_at`] on the X display `display`.
 pub fn looked_at_on(display: &str, sessions: &[(&str, u32)]) -> Option<String> {
-    let active = active_window_pid_on(display)?;
+    looked_at_pid(active_window_pid_on(display)?, sessions)
+}
+
+fn looked_at_pid(active: u32, sessions: &[(&str, u32)]) -> Option<String> {
     sessions.iter().find_map(|&(id, pid)| {
         let chain = ancestry::ancestors(pid);
         if chain.iter().any(|a| a.pid == active) {
