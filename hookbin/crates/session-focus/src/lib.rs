@@ -219,8 +219,10 @@ fn raise(chain: &[ancestry::Ancestor]) -> Result<(String, u32, u64), Refusal> {
     }
     let result = x11::Desktop::connect().and_then(|desktop| desktop.raise_first(chain));
     match result {
-        // XWayland: the compositor decides, and most refuse.
-        Err(Refusal::Refused) if wayland => Err(Refusal::Wayland),
+        // XWayland: only X11 windows are seen, the compositor decides, and most refuse.
+        Err(Refusal::Refused | Refusal::NoWindow | Refusal::NoWindowManager) if wayland => {
+            Err(Refusal::Wayland)
+        }
         other => other,
     }
 }
