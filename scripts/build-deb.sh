@@ -84,8 +84,17 @@ python3 packaging/linux/third-party-notices.py | gzip -9n > "$package/third-part
 # ---- Tauri's bundle -----------------------------------------------------------------------
 bundle_dir="$target_dir/$profile/bundle/deb"
 rm -f "$bundle_dir"/*.deb
-(cd ui && TAURI_APP_PATH=../src-tauri npx tauri build "${tauri_flags[@]}" \
-  --config ../src-tauri/tauri.bundle.conf.json --bundles deb >&2)
+if [ "$profile" = debug ]; then
+  # The workspace's own debug programs (the ones every other test runs), bundled as they are:
+  # `tauri build` would build the dashboard and its whole GUI stack again with its own
+  # features, minutes that test nothing the package test looks at.
+  cargo build --locked -p fabric-companion -p fabric-tray >&2
+  (cd ui && TAURI_APP_PATH=../src-tauri npx tauri bundle "${tauri_flags[@]}" \
+    --config ../src-tauri/tauri.bundle.conf.json --bundles deb >&2)
+else
+  (cd ui && TAURI_APP_PATH=../src-tauri npx tauri build "${tauri_flags[@]}" \
+    --config ../src-tauri/tauri.bundle.conf.json --bundles deb >&2)
+fi
 built=$(ls "$bundle_dir"/*.deb)
 
 # ---- the control file: Depends computed, Maintainer; the file name --------------------------

@@ -2,7 +2,8 @@
 # The whole test suite, from a fresh Debian 12 machine: installs what it needs, then checks
 # formatting, lints with warnings denied (for Linux, and for Windows and macOS cross-checked
 # from here), and runs every test: the hooks' and installer's
-# integration tests, watch-mail, the tray (under Xvfb with dunst and trayer), the dashboard's
+# integration tests, watch-mail, jumping to a session (`focus`, under Xvfb with openbox, xterm
+# and tmux), the tray (under Xvfb with dunst and trayer), the dashboard's
 # unit, browser (Debian's Chromium) and end-to-end tests (the real WebKit webview through
 # tauri-driver), the real agent hosts, and the Linux package installed and removed.
 set -euo pipefail
@@ -14,6 +15,7 @@ packages=(
   libwebkit2gtk-4.1-dev libgtk-3-dev librsvg2-dev libayatana-appindicator3-dev libxdo-dev
   xvfb xauth x11-utils xdotool imagemagick dbus dbus-x11 dunst trayer webkit2gtk-driver chromium
   python3 fish zsh
+  openbox xterm tmux
 )
 . scripts/packages.sh
 ensure_packages "${packages[@]}"

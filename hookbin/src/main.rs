@@ -59,6 +59,12 @@ enum Command {
     InstallHostHooks(install_cmd::InstallArgs),
     /// Watch the project board for an idle session; one line each time the unread count rises.
     WatchMail(watch_cmd::WatchArgs),
+    /// Raise the window (and tmux pane) a live session runs in. Exit 0 raised, 2 unknown
+    /// session, 3 its process is gone, 4 this desktop does not allow raising.
+    Focus {
+        /// The session's id (as `status` lists it).
+        session: String,
+    },
     /// The detached worker a Stop or SessionEnd hook starts (internal).
     #[command(hide = true)]
     Worker {
@@ -127,6 +133,21 @@ fn run_quiet(args: &[std::ffi::OsString]) {
     }
 }
 
+/// `focus`: one line on stdout saying what was raised, or one on stderr saying why not (and,
+/// when the desktop refuses, where the session is).
+fn focus(paths: &Paths, session: &str) -> u8 {
+    match session_focus::focus(&paths.sessions_dir(), session) {
+        Ok(raised) => {
+            println!("raised {raised}");
+            0
+        }
+        Err(error) => {
+            eprintln!("fabric-session: {error}");
+            error.exit_code()
+        }
+    }
+}
+
 fn run(cli: Cli) -> anyhow::Result<u8> {
     let paths = Paths::from_env().ok_or_else(|| anyhow::anyhow!("no home folder is known"))?;
     match cli.command {
@@ -152,6 +173,7 @@ fn run(cli: Cli) -> anyhow::Result<u8> {
             let code = watch_cmd::run(&args, &paths);
             Ok(u8::try_from(code).unwrap_or(1))
         }
+        Command::Focus { session } => Ok(focus(&paths, &session)),
         Command::Hook { .. } | Command::Worker { .. } => Ok(0),
     }
 }

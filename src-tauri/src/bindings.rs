@@ -7,8 +7,8 @@
 use ts_rs::{Config, TS};
 
 use crate::commands::{
-    Applied, HostFile, LogSnapshot, Plan, PlanView, ServicesView, SettingsForm, SettingsView,
-    StatusView, TestNotification, TurnChanges,
+    Applied, FocusView, HostFile, LogSnapshot, Plan, PlanView, ServicesView, SettingsForm,
+    SettingsView, StatusView, TestNotification, TurnChanges,
 };
 use crate::log_tail::{LogFile, LogLine, LogOutcome, LogUpdate};
 use crate::open_request::{OpenRequest, OpenView};
@@ -82,6 +82,7 @@ fn declarations() -> Vec<String> {
         SettingsForm,
         SettingsView,
         TestNotification,
+        FocusView,
         StateKind,
         StateChanged,
     ]

@@ -303,6 +303,8 @@ pub struct SettingsForm {
     pub quiet_start: Option<String>,
     pub quiet_end: Option<String>,
     pub launch_at_login: bool,
+    /// Projects (folder names) whose sessions never notify.
+    pub muted_projects: Vec<String>,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -315,6 +317,8 @@ pub struct SettingsView {
     pub min_interval_secs: u64,
     pub autostart_file: PathBuf,
     pub autostart_present: bool,
+    /// How notifications behave, one line per rule.
+    pub rules: Vec<String>,
 }
 
 /// The settings as the page shows them (what `get_settings` answers).
@@ -331,12 +335,17 @@ pub fn settings_view(paths: &Paths) -> SettingsView {
             quiet_start: s.quiet_hours.as_ref().map(|q| q.start.clone()),
             quiet_end: s.quiet_hours.as_ref().map(|q| q.end.clone()),
             launch_at_login: starts_at_login,
+            muted_projects: s.muted_projects.clone(),
         },
         path,
         notifications_paused_until: s.notifications_paused_until,
         min_interval_secs: settings::MIN_WATCH_INTERVAL_SECS,
         autostart_present: starts_at_login,
         autostart_file,
+        rules: settings::NOTIFICATION_RULES
+            .iter()
+            .map(|r| r.to_string())
+            .collect(),
     }
 }
 
@@ -372,11 +381,23 @@ pub fn merge_form(current: Settings, form: &SettingsForm) -> CommandResult<Setti
             ));
         }
     };
+    let mut muted_projects: Vec<String> = Vec::new();
+    for project in form.muted_projects.iter().map(|p| p.trim()) {
+        if project.contains(['/', '\\']) {
+            return Err(CommandError::Invalid(format!(
+                "a muted project is a folder name, not a path: {project}"
+            )));
+        }
+        if !project.is_empty() && !muted_projects.iter().any(|p| p == project) {
+            muted_projects.push(project.to_string());
+        }
+    }
     Ok(Settings {
         watch_interval_secs: form.watch_interval_secs,
         notifications: form.notifications,
         quiet_hours,
         launch_at_login: form.launch_at_login,
+        muted_projects,
         ..current
     })
 }
@@ -416,6 +437,57 @@ pub async fn save_settings(
     .map_err(|e| CommandError::Invalid(e.to_string()))?
 }
 
+/// What jumping to a session did (a session row's "Go to").
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
+#[serde(
+    tag = "outcome",
+    rename_all = "camelCase",
+    rename_all_fields = "camelCase"
+)]
+pub enum FocusView {
+    /// The window was raised: which (program, pid, window, tmux pane).
+    Raised { what: String },
+    /// The session's process is gone.
+    Gone,
+    /// No session with that id.
+    Unknown,
+    /// This desktop does not allow raising: why, and where the session is.
+    NotAllowed { why: String, place: String },
+}
+
+impl From<Result<session_focus::Raised, session_focus::FocusError>> for FocusView {
+    fn from(result: Result<session_focus::Raised, session_focus::FocusError>) -> Self {
+        use session_focus::FocusError;
+        match result {
+            Ok(raised) => FocusView::Raised {
+                what: raised.to_string(),
+            },
+            Err(FocusError::ProcessGone) => FocusView::Gone,
+            Err(FocusError::UnknownSession) => FocusView::Unknown,
+            Err(FocusError::NotAllowed { refusal, place }) => FocusView::NotAllowed {
+                why: refusal.describe().to_string(),
+                place: place.to_string(),
+            },
+        }
+    }
+}
+
+/// Raises the window a session runs in (the same code as `fabric-session focus` and the
+/// tray's session lines).
+#[tauri::command]
+pub async fn focus_session(
+    state: State<'_, AppState>,
+    session: String,
+) -> CommandResult<FocusView> {
+    let sessions_dir = state.paths.sessions_dir();
+    tauri::async_runtime::spawn_blocking(move || {
+        FocusView::from(session_focus::focus(&sessions_dir, &session))
+    })
+    .await
+    .map_err(|e| CommandError::Invalid(e.to_string()))
+}
+
 #[derive(Debug, Clone, Serialize)]
 #[cfg_attr(test, derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
@@ -447,6 +519,7 @@ mod tests {
             quiet_start: Some("22:00".into()),
             quiet_end: Some("07:30".into()),
             launch_at_login: true,
+            muted_projects: vec![" noisy ".into(), "".into(), "noisy".into(), "web".into()],
         }
     }
 
@@ -459,6 +532,7 @@ mod tests {
         let merged = merge_form(current, &form()).unwrap();
         assert_eq!(merged.watch_interval_secs, 120);
         assert_eq!(merged.quiet_hours.unwrap().end, "07:30");
+        assert_eq!(merged.muted_projects, ["noisy", "web"]);
         assert_eq!(
             merged.notifications_paused_until.as_deref(),
             Some("2026-10-01T10:00:00Z")
@@ -482,6 +556,11 @@ mod tests {
             ..form()
         };
         assert!(merge_form(Settings::default(), &bad_time).is_err());
+        let a_path = SettingsForm {
+            muted_projects: vec!["/home/ada/web".into()],
+            ..form()
+        };
+        assert!(merge_form(Settings::default(), &a_path).is_err());
         let none = SettingsForm {
             quiet_start: Some(" ".into()),
             quiet_end: None,
@@ -529,6 +608,43 @@ mod tests {
             view.diff
         );
         assert!(view.changes);
+    }
+
+    /// The README says each notification rule in the same words as the Settings view.
+    #[test]
+    fn the_readme_states_every_notification_rule() {
+        let readme =
+            std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../README.md")).unwrap();
+        for rule in settings::NOTIFICATION_RULES {
+            assert!(readme.contains(rule), "README.md lacks the rule: {rule}");
+        }
+    }
+
+    #[test]
+    fn a_jump_reaches_the_page_typed() {
+        let gone = FocusView::from(Err(session_focus::FocusError::ProcessGone));
+        assert_eq!(
+            serde_json::to_value(&gone).unwrap(),
+            serde_json::json!({"outcome": "gone"})
+        );
+        let refused = FocusView::from(Err(session_focus::FocusError::NotAllowed {
+            refusal: session_focus::Refusal::NoDisplay,
+            place: session_focus::Place {
+                project: "p".into(),
+                folder: None,
+                host: Host::Claude,
+                terminal: Some("xterm".into()),
+                tmux: None,
+            },
+        }));
+        assert_eq!(
+            serde_json::to_value(&refused).unwrap(),
+            serde_json::json!({
+                "outcome": "notAllowed",
+                "why": "there is no display to raise a window on",
+                "place": "p (Claude Code), terminal xterm"
+            })
+        );
     }
 
     #[test]

@@ -77,6 +77,7 @@ pub fn run() {
             commands::save_settings,
             commands::send_test_notification,
             commands::take_open_request,
+            commands::focus_session,
         ])
         .setup(move |app| {
             watch::start(app.handle().clone(), paths, tail);

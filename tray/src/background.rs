@@ -38,18 +38,21 @@ pub enum Command {
     Notify(Vec<NotificationAction>),
     /// The dashboard's "Send a test notification".
     TestNotification,
-    /// The first-run offer's one notification (summary, body).
-    Offer(String, String),
+    /// A one-off notice (summary, body), e.g. where a session is when its window cannot be
+    /// raised.
+    Notice(String, String),
     /// Stop everything (children of looks in flight are killed).
     Shutdown,
 }
 
 /// What the background thread tells the shell.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Event {
     /// Take a fresh snapshot.
     Refresh,
-    /// A notification was clicked.
+    /// A session's notification was clicked: jump to it.
+    Focus(String),
+    /// A notification of several sessions was clicked.
     OpenDashboard,
 }
 
@@ -122,7 +125,12 @@ async fn run(
 ) {
     let on_event = std::sync::Arc::new(on_event);
     let click = std::sync::Arc::clone(&on_event);
-    let mut notifier = Notifier::new(move || click(Event::OpenDashboard));
+    let mut notifier = Notifier::new(move |session: Option<&str>| {
+        click(match session {
+            Some(session) => Event::Focus(session.to_string()),
+            None => Event::OpenDashboard,
+        })
+    });
     // The engine starts with the first session to watch, and stops with the last.
     let mut engine: Option<Engine> = None;
     let mut watched: BTreeMap<String, Host> = BTreeMap::new();
@@ -180,15 +188,15 @@ async fn run(
                     warning = warn;
                 }
                 Some(Command::TestNotification) => notifier.test().await,
-                Some(Command::Offer(summary, body)) => notifier.offer(&summary, &body).await,
+                Some(Command::Notice(summary, body)) => notifier.notice(&summary, &body).await,
                 Some(Command::Notify(actions)) => {
                     for action in actions {
                         match action {
-                            NotificationAction::Raise { session, project, unread } => {
-                                notifier.raise(&session, &project, unread).await;
+                            NotificationAction::Raise { key, sessions } => {
+                                notifier.raise(&key, &sessions).await;
                             }
-                            NotificationAction::Withdraw { session } => {
-                                notifier.withdraw(&session).await;
+                            NotificationAction::Withdraw { key } => {
+                                notifier.withdraw(&key).await;
                             }
                         }
                     }

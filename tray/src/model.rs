@@ -5,16 +5,26 @@
 //! [`TrayView`] (icon state, menu lines, macOS title) and the notifications to raise or
 //! withdraw, keeping per-session counts and rate-limit state in [`Model`]. Nothing here
 //! touches a file, a clock or a display, so every rule is unit-tested.
+//!
+//! Notifications never nag ([`silenced`], [`decide`]): none for a session in a turn, none
+//! while notifications are off or paused, none in the quiet hours (the icon still counts),
+//! none for a muted project, none for the session whose window is the active one (the person
+//! is looking at it); at most one a minute per session; and rises in several sessions within
+//! [`COALESCE_SECS`] become one notification ("3 sessions · 7 unread") replaced in place.
 
 use std::collections::{BTreeMap, BTreeSet};
 
 use companion_core::approval::Approval;
 use companion_core::host::Host;
 use companion_core::install::HookStateKind;
+use companion_core::settings::QuietHours;
 use companion_core::status::HostVersionStatus;
+use session_focus::{FocusError, Raised};
 
 /// At most one notification a minute per session.
 pub const RATE_LIMIT_SECS: u64 = 60;
+/// Rises within this many seconds of the last notification join it (replaced in place).
+pub const COALESCE_SECS: u64 = 5;
 
 /// Fabric as the menu shows it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -101,8 +111,17 @@ pub struct Snapshot {
     pub sessions: Vec<SessionView>,
     /// A hook logged a failure (`refused …` or `outcome=unknown`) in the last hour.
     pub recent_failure: bool,
-    /// Notifications may not be raised now (paused, turned off, or quiet hours).
+    /// Notifications may not be raised now (paused or turned off).
     pub notifications_muted: bool,
+    /// The daily quiet hours from the settings.
+    pub quiet_hours: Option<QuietHours>,
+    /// The minute of the local day (0–1439) the snapshot was taken at.
+    pub local_minute: u32,
+    /// Projects (folder names) whose sessions never notify.
+    pub muted_projects: BTreeSet<String>,
+    /// The session whose window is the active one (the person is looking at it), where the
+    /// desktop can tell (X11).
+    pub looked_at: Option<String>,
     /// The Pause items set a pause that has not ended yet (Resume is enabled).
     pub paused: bool,
 }
@@ -167,11 +186,46 @@ impl Action {
     }
 }
 
+/// What choosing a menu item asks for.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Choice {
+    Action(Action),
+    /// Jump to this session's window (a session line).
+    Focus(String),
+}
+
+/// The prefix of a session line's menu item id.
+const FOCUS_ID_PREFIX: &str = "focus:";
+
+impl Choice {
+    /// The menu item id.
+    pub fn id(&self) -> String {
+        match self {
+            Choice::Action(action) => action.id().to_string(),
+            Choice::Focus(session) => format!("{FOCUS_ID_PREFIX}{session}"),
+        }
+    }
+
+    /// What a menu item id asks for.
+    pub fn from_id(id: &str) -> Option<Choice> {
+        match id.strip_prefix(FOCUS_ID_PREFIX) {
+            Some(session) if !session.is_empty() => Some(Choice::Focus(session.to_string())),
+            Some(_) => None,
+            None => Action::from_id(id).map(Choice::Action),
+        }
+    }
+}
+
 /// One line of the menu.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum MenuLine {
     /// A line that only informs (disabled).
     Info(String),
+    /// A live session: choosing it jumps to its window.
+    Session {
+        label: String,
+        session: String,
+    },
     Separator,
     Item {
         label: String,
@@ -193,17 +247,34 @@ pub struct TrayView {
     pub title: Option<String>,
 }
 
-/// A notification to raise or withdraw.
+/// One session in a notification.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Notified {
+    pub session: String,
+    pub project: String,
+    pub unread: u64,
+}
+
+/// A notification to raise (or replace, same `key`) or withdraw.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum NotificationAction {
+    /// Shows the notification `key`, replacing the one of that key on screen.
     Raise {
-        session: String,
-        project: String,
-        unread: u64,
+        key: String,
+        sessions: Vec<Notified>,
     },
     Withdraw {
-        session: String,
+        key: String,
     },
+}
+
+/// A notification on screen.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+struct Shown {
+    /// Its sessions, by id.
+    sessions: BTreeMap<String, Notified>,
+    /// When it was last raised or replaced (seconds).
+    at: u64,
 }
 
 /// What the tray remembers between snapshots.
@@ -215,8 +286,48 @@ pub struct Model {
     counts: BTreeMap<String, Option<u64>>,
     /// When the last notification was raised per session (seconds).
     last_raised: BTreeMap<String, u64>,
-    /// Sessions whose notification may still be on screen.
-    raised: BTreeSet<String>,
+    /// Notifications that may still be on screen, by key.
+    shown: BTreeMap<String, Shown>,
+}
+
+/// Why a session's rise is not notified.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Silence {
+    /// A prompt started a turn: the person is at it.
+    InTurn,
+    /// Notifications are turned off or paused.
+    Off,
+    /// Inside the daily quiet hours.
+    QuietHours,
+    /// The session's project is muted.
+    ProjectMuted,
+    /// The session's window is the active one.
+    LookedAt,
+}
+
+/// Whether the quiet hours hold at the snapshot's local minute.
+pub fn quiet_now(snapshot: &Snapshot) -> bool {
+    snapshot
+        .quiet_hours
+        .as_ref()
+        .is_some_and(|q| q.contains(snapshot.local_minute))
+}
+
+/// Why a rise of `session` would not be notified now (`None`: it would).
+pub fn silenced(snapshot: &Snapshot, session: &SessionView) -> Option<Silence> {
+    if session.in_turn {
+        Some(Silence::InTurn)
+    } else if snapshot.notifications_muted {
+        Some(Silence::Off)
+    } else if quiet_now(snapshot) {
+        Some(Silence::QuietHours)
+    } else if snapshot.muted_projects.contains(&session.project) {
+        Some(Silence::ProjectMuted)
+    } else if snapshot.looked_at.as_deref() == Some(session.id.as_str()) {
+        Some(Silence::LookedAt)
+    } else {
+        None
+    }
 }
 
 /// The result of [`decide`].
@@ -292,7 +403,10 @@ pub fn menu_lines(snapshot: &Snapshot) -> Vec<MenuLine> {
         lines.push(MenuLine::Info("No live sessions".into()));
     }
     for session in &snapshot.sessions {
-        lines.push(MenuLine::Info(session_line(session)));
+        lines.push(MenuLine::Session {
+            label: session_line(session),
+            session: session.id.clone(),
+        });
     }
     lines.push(MenuLine::Separator);
     let hooks_word = if snapshot.session_hooks_active {
@@ -385,9 +499,10 @@ pub fn decide(prev: &Model, next: &Snapshot, now: u64) -> Decision {
         started: true,
         counts: BTreeMap::new(),
         last_raised: prev.last_raised.clone(),
-        raised: prev.raised.clone(),
+        shown: prev.shown.clone(),
     };
-    let mut notifications = Vec::new();
+    let mut rises: Vec<Notified> = Vec::new();
+    let mut cleared: Vec<&str> = Vec::new();
     for session in &next.sessions {
         let before = prev.counts.get(&session.id).copied();
         // A board that cannot be read keeps its last count: unknown is not zero.
@@ -398,11 +513,7 @@ pub fn decide(prev: &Model, next: &Snapshot, now: u64) -> Decision {
             continue;
         };
         if now_count == 0 {
-            if model.raised.remove(&session.id) {
-                notifications.push(NotificationAction::Withdraw {
-                    session: session.id.clone(),
-                });
-            }
+            cleared.push(&session.id);
             continue;
         }
         // The first snapshot is the baseline; a session seen later starts from zero.
@@ -411,8 +522,7 @@ pub fn decide(prev: &Model, next: &Snapshot, now: u64) -> Decision {
             None if prev.started => 0,
             None => continue,
         };
-        let rose = now_count > reference;
-        if !rose || session.in_turn || next.notifications_muted {
+        if now_count <= reference || silenced(next, session).is_some() {
             continue;
         }
         let limited = prev
@@ -423,24 +533,32 @@ pub fn decide(prev: &Model, next: &Snapshot, now: u64) -> Decision {
             continue;
         }
         model.last_raised.insert(session.id.clone(), now);
-        model.raised.insert(session.id.clone());
-        notifications.push(NotificationAction::Raise {
+        rises.push(Notified {
             session: session.id.clone(),
             project: session.project.clone(),
             unread: now_count,
         });
     }
-    // Sessions that ended: withdraw what they raised, forget them.
+    let mut notifications = Vec::new();
+    // Sessions at zero and sessions that ended leave their notification; an emptied one is
+    // withdrawn.
     let live: BTreeSet<&String> = next.sessions.iter().map(|s| &s.id).collect();
-    let gone: Vec<String> = model
-        .raised
-        .iter()
-        .filter(|id| !live.contains(id))
-        .cloned()
-        .collect();
-    for session in gone {
-        model.raised.remove(&session);
-        notifications.push(NotificationAction::Withdraw { session });
+    let mut emptied = Vec::new();
+    for (key, shown) in &mut model.shown {
+        let before = shown.sessions.len();
+        shown
+            .sessions
+            .retain(|id, _| live.contains(id) && !cleared.contains(&id.as_str()));
+        if before > 0 && shown.sessions.is_empty() {
+            emptied.push(key.clone());
+        }
+    }
+    for key in emptied {
+        model.shown.remove(&key);
+        notifications.push(NotificationAction::Withdraw { key });
+    }
+    if !rises.is_empty() {
+        notifications.extend(coalesce(&mut model.shown, rises, now));
     }
     model.last_raised.retain(|id, _| live.contains(id));
     Decision {
@@ -450,13 +568,111 @@ pub fn decide(prev: &Model, next: &Snapshot, now: u64) -> Decision {
     }
 }
 
-/// The notification's summary and body: `N unread on the project board`, with the project.
-pub fn notification_text(project: &str, unread: u64) -> (String, String) {
-    let project = if project.is_empty() { "?" } else { project };
-    (
-        project.to_string(),
-        format!("{unread} unread on the project board"),
-    )
+/// Puts this snapshot's rises on screen: into the notification raised within the last
+/// [`COALESCE_SECS`] (replaced in place), else into one notification of their own (keyed by
+/// a rising session's notification already on screen, so it is replaced, not stacked).
+fn coalesce(
+    shown: &mut BTreeMap<String, Shown>,
+    rises: Vec<Notified>,
+    now: u64,
+) -> Vec<NotificationAction> {
+    let recent = shown
+        .iter()
+        .filter(|(_, s)| now.saturating_sub(s.at) < COALESCE_SECS)
+        .max_by_key(|(_, s)| s.at)
+        .map(|(key, _)| key.clone());
+    let own = || {
+        rises
+            .iter()
+            .find_map(|r| {
+                shown
+                    .iter()
+                    .find(|(_, s)| s.sessions.contains_key(&r.session))
+                    .map(|(key, _)| key.clone())
+            })
+            .unwrap_or_else(|| rises[0].session.clone())
+    };
+    let key = recent.unwrap_or_else(own);
+    let mut out = Vec::new();
+    // A rising session leaves any other notification it was in.
+    let mut emptied = Vec::new();
+    for (other, s) in shown.iter_mut().filter(|(k, _)| **k != key) {
+        let before = s.sessions.len();
+        s.sessions
+            .retain(|id, _| !rises.iter().any(|r| &r.session == id));
+        if before > 0 && s.sessions.is_empty() {
+            emptied.push(other.clone());
+        }
+    }
+    for other in emptied {
+        shown.remove(&other);
+        out.push(NotificationAction::Withdraw { key: other });
+    }
+    let entry = shown.entry(key.clone()).or_default();
+    entry.at = now;
+    for rise in rises {
+        entry.sessions.insert(rise.session.clone(), rise);
+    }
+    out.push(NotificationAction::Raise {
+        key,
+        sessions: entry.sessions.values().cloned().collect(),
+    });
+    out
+}
+
+/// What the tray says after a jump to a session that raised no window (`None` when one was
+/// raised): the session ended, or where it is. Why raising is not possible here is said once
+/// (`said_why`: it was said before in this run).
+pub fn focus_notice(
+    result: &Result<Raised, FocusError>,
+    said_why: bool,
+) -> Option<(String, String)> {
+    match result {
+        Ok(_) => None,
+        Err(FocusError::UnknownSession | FocusError::ProcessGone) => Some((
+            "Session ended".into(),
+            "Its process is gone; there is no window to go to.".into(),
+        )),
+        Err(FocusError::NotAllowed { refusal, place }) => {
+            let body = if said_why {
+                format!("It is {place}.")
+            } else {
+                format!("Cannot go there: {}. It is {place}.", refusal.describe())
+            };
+            Some(("Where the session is".into(), body))
+        }
+    }
+}
+
+/// A notification's summary and body. One session: its project, `N unread on the project
+/// board`. Several: `3 sessions · 7 unread`, and their projects.
+pub fn notification_text(sessions: &[Notified]) -> (String, String) {
+    let name = |p: &str| {
+        if p.is_empty() {
+            "?".to_string()
+        } else {
+            p.to_string()
+        }
+    };
+    match sessions {
+        [one] => (
+            name(&one.project),
+            format!("{} unread on the project board", one.unread),
+        ),
+        many => {
+            let unread: u64 = many.iter().map(|s| s.unread).sum();
+            let mut projects: Vec<String> = Vec::new();
+            for project in many.iter().map(|s| name(&s.project)) {
+                if !projects.contains(&project) {
+                    projects.push(project);
+                }
+            }
+            (
+                format!("{} sessions · {unread} unread", many.len()),
+                projects.join(", "),
+            )
+        }
+    }
 }
 
 #[cfg(test)]
@@ -534,6 +750,10 @@ mod tests {
             recent_failure: false,
             notifications_muted: false,
             paused: false,
+            quiet_hours: None,
+            local_minute: 12 * 60,
+            muted_projects: BTreeSet::new(),
+            looked_at: None,
         }
     }
 
@@ -589,10 +809,18 @@ mod tests {
         let infos: Vec<&str> = lines
             .iter()
             .filter_map(|l| match l {
-                MenuLine::Info(text) => Some(text.as_str()),
+                MenuLine::Info(text) | MenuLine::Session { label: text, .. } => Some(text.as_str()),
                 _ => None,
             })
             .collect();
+        assert_eq!(
+            lines[2],
+            MenuLine::Session {
+                label: "my-project · Claude Code · 3 unread · idle".into(),
+                session: "a".into()
+            },
+            "a session line is a choice: it jumps to the session"
+        );
         assert_eq!(
             infos,
             [
@@ -665,8 +893,13 @@ mod tests {
             Action::Quit,
         ] {
             assert_eq!(Action::from_id(action.id()), Some(action));
+            assert_eq!(Choice::from_id(action.id()), Some(Choice::Action(action)));
         }
         assert_eq!(Action::from_id("nope"), None);
+        let focus = Choice::Focus("sess-1".into());
+        assert_eq!(focus.id(), "focus:sess-1");
+        assert_eq!(Choice::from_id(&focus.id()), Some(focus));
+        assert_eq!(Choice::from_id("focus:"), None);
     }
 
     #[test]
@@ -686,9 +919,12 @@ mod tests {
         assert_eq!(
             d.notifications,
             [NotificationAction::Raise {
-                session: "a".into(),
-                project: "my-project".into(),
-                unread: 3
+                key: "a".into(),
+                sessions: vec![Notified {
+                    session: "a".into(),
+                    project: "my-project".into(),
+                    unread: 3
+                }]
             }]
         );
         // The same count again says nothing.
@@ -765,9 +1001,7 @@ mod tests {
         let d = decide(&d.model, &snapshot(vec![session("a", Some(0), false)]), 300);
         assert_eq!(
             d.notifications,
-            [NotificationAction::Withdraw {
-                session: "a".into()
-            }]
+            [NotificationAction::Withdraw { key: "a".into() }]
         );
         let d = decide(&d.model, &snapshot(vec![session("a", Some(0), false)]), 400);
         assert!(d.notifications.is_empty(), "withdrawn once");
@@ -789,9 +1023,7 @@ mod tests {
         let d = decide(&d.model, &snapshot(vec![]), 400);
         assert_eq!(
             d.notifications,
-            [NotificationAction::Withdraw {
-                session: "a".into()
-            }]
+            [NotificationAction::Withdraw { key: "a".into() }]
         );
     }
 
@@ -812,10 +1044,227 @@ mod tests {
     }
 
     #[test]
-    fn notification_text_names_the_project() {
+    fn a_jump_that_raised_nothing_says_where_and_says_why_once() {
+        let raised = Raised {
+            program: "xterm".into(),
+            pid: 10,
+            window: 0x40000c,
+            tmux: None,
+        };
+        assert_eq!(focus_notice(&Ok(raised), false), None);
         assert_eq!(
-            notification_text("proj", 3),
+            focus_notice(&Err(FocusError::ProcessGone), false)
+                .unwrap()
+                .0,
+            "Session ended"
+        );
+        let refused = Err(FocusError::NotAllowed {
+            refusal: session_focus::Refusal::Wayland,
+            place: session_focus::Place {
+                project: "proj".into(),
+                folder: Some("/home/p/proj".into()),
+                host: Host::Codex,
+                terminal: None,
+                tmux: Some("work:1.0".into()),
+            },
+        });
+        assert_eq!(
+            focus_notice(&refused, false).unwrap().1,
+            "Cannot go there: this Wayland desktop does not let a program raise another's window. It is proj (Codex) in /home/p/proj, tmux work:1.0."
+        );
+        assert_eq!(
+            focus_notice(&refused, true).unwrap().1,
+            "It is proj (Codex) in /home/p/proj, tmux work:1.0."
+        );
+    }
+
+    fn raised_keys(d: &Decision) -> Vec<(String, Vec<String>)> {
+        d.notifications
+            .iter()
+            .filter_map(|n| match n {
+                NotificationAction::Raise { key, sessions } => Some((
+                    key.clone(),
+                    sessions.iter().map(|s| s.session.clone()).collect(),
+                )),
+                NotificationAction::Withdraw { .. } => None,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn the_rules_people_read_name_the_model_s_numbers() {
+        let rules = companion_core::settings::NOTIFICATION_RULES;
+        assert!(rules[2].contains(&format!("within {COALESCE_SECS} seconds")));
+        assert_eq!(RATE_LIMIT_SECS, 60);
+        assert!(rules[3].contains("one notification a minute per session"));
+    }
+
+    #[test]
+    fn the_session_being_looked_at_is_not_notified() {
+        let model = seen(vec![
+            session("a", Some(1), false),
+            session("b", Some(1), false),
+        ]);
+        let mut snap = snapshot(vec![
+            session("a", Some(2), false),
+            session("b", Some(2), false),
+        ]);
+        snap.looked_at = Some("a".into());
+        assert_eq!(silenced(&snap, &snap.sessions[0]), Some(Silence::LookedAt));
+        assert_eq!(silenced(&snap, &snap.sessions[1]), None);
+        let d = decide(&model, &snap, 100);
+        assert_eq!(raised_keys(&d), [("b".to_string(), vec!["b".to_string()])]);
+        // Its count is taken in: looking away later does not replay the rise.
+        let d = decide(
+            &d.model,
+            &snapshot(vec![
+                session("a", Some(2), false),
+                session("b", Some(2), false),
+            ]),
+            200,
+        );
+        assert!(d.notifications.is_empty());
+        assert_eq!(icon_state(&snap).count_text, "4", "the icon still counts");
+    }
+
+    #[test]
+    fn rises_within_seconds_become_one_notification_replaced_in_place() {
+        let three = |a, b, c| {
+            snapshot(vec![
+                session("a", Some(a), false),
+                session("b", Some(b), false),
+                SessionView {
+                    project: "other".into(),
+                    ..session("c", Some(c), false)
+                },
+            ])
+        };
+        let model = decide(&Model::default(), &three(0, 0, 0), 0).model;
+        // a rises: its own notification.
+        let d = decide(&model, &three(2, 0, 0), 1000);
+        assert_eq!(raised_keys(&d), [("a".to_string(), vec!["a".to_string()])]);
+        // b rises 2 s later: the same notification (key a) now holds both.
+        let d = decide(&d.model, &three(2, 3, 0), 1002);
+        assert_eq!(
+            raised_keys(&d),
+            [("a".to_string(), vec!["a".to_string(), "b".to_string()])]
+        );
+        // c rises 4 s after that (within 5 s of the last replace): three sessions, 7 unread.
+        let d = decide(&d.model, &three(2, 3, 2), 1006);
+        let NotificationAction::Raise { key, sessions } = &d.notifications[0] else {
+            panic!("{:?}", d.notifications)
+        };
+        assert_eq!(key, "a");
+        assert_eq!(
+            notification_text(sessions),
+            ("3 sessions · 7 unread".into(), "my-project, other".into())
+        );
+        assert_eq!(d.notifications.len(), 1, "replaced, never stacked");
+        // Back to zero everywhere: the one notification is withdrawn once.
+        let d = decide(&d.model, &three(0, 0, 1), 1100);
+        assert!(d.notifications.is_empty(), "c still has unread");
+        let d = decide(&d.model, &three(0, 0, 0), 1101);
+        assert_eq!(
+            d.notifications,
+            [NotificationAction::Withdraw { key: "a".into() }]
+        );
+        // Rises far apart stay apart.
+        let d = decide(&d.model, &three(1, 0, 0), 2000);
+        let d = decide(&d.model, &three(1, 1, 0), 2030);
+        assert_eq!(raised_keys(&d), [("b".to_string(), vec!["b".to_string()])]);
+    }
+
+    #[test]
+    fn two_sessions_rising_in_one_snapshot_share_one_notification() {
+        let model = seen(vec![
+            session("a", Some(0), false),
+            session("b", Some(0), false),
+        ]);
+        let d = decide(
+            &model,
+            &snapshot(vec![
+                session("a", Some(1), false),
+                session("b", Some(4), false),
+            ]),
+            50,
+        );
+        assert_eq!(
+            raised_keys(&d),
+            [("a".to_string(), vec!["a".to_string(), "b".to_string()])]
+        );
+    }
+
+    #[test]
+    fn quiet_hours_across_midnight_silence_but_the_icon_counts() {
+        let model = seen(vec![session("a", Some(1), false)]);
+        let mut snap = snapshot(vec![session("a", Some(5), false)]);
+        snap.quiet_hours = Some(QuietHours {
+            start: "19:00".into(),
+            end: "08:00".into(),
+        });
+        for (minute, quiet) in [
+            (23 * 60, true),
+            (2 * 60, true),
+            (19 * 60, true),
+            (7 * 60 + 59, true),
+            (8 * 60, false),
+            (12 * 60, false),
+            (18 * 60 + 59, false),
+        ] {
+            snap.local_minute = minute;
+            assert_eq!(quiet_now(&snap), quiet, "minute {minute}");
+        }
+        snap.local_minute = 23 * 60;
+        assert_eq!(
+            silenced(&snap, &snap.sessions[0]),
+            Some(Silence::QuietHours)
+        );
+        let d = decide(&model, &snap, 100);
+        assert!(d.notifications.is_empty());
+        assert_eq!(
+            d.view.icon.count_text, "5",
+            "while quiet, the icon still counts"
+        );
+        // Morning: the night's count is not replayed; the next rise notifies.
+        snap.local_minute = 9 * 60;
+        let d = decide(&d.model, &snap, 200);
+        assert!(d.notifications.is_empty());
+        snap.sessions[0].unread = Some(6);
+        assert_eq!(decide(&d.model, &snap, 300).notifications.len(), 1);
+    }
+
+    #[test]
+    fn a_muted_project_never_notifies_others_do() {
+        let other = |id: &str, unread| SessionView {
+            project: "loud".into(),
+            ..session(id, Some(unread), false)
+        };
+        let model = seen(vec![session("a", Some(0), false), other("b", 0)]);
+        let mut snap = snapshot(vec![session("a", Some(3), false), other("b", 2)]);
+        snap.muted_projects.insert("my-project".into());
+        assert_eq!(
+            silenced(&snap, &snap.sessions[0]),
+            Some(Silence::ProjectMuted)
+        );
+        let d = decide(&model, &snap, 10);
+        assert_eq!(raised_keys(&d), [("b".to_string(), vec!["b".to_string()])]);
+        assert_eq!(d.view.icon.count_text, "5");
+    }
+
+    #[test]
+    fn notification_text_names_the_project_or_counts_the_sessions() {
+        let n = |session: &str, project: &str, unread| Notified {
+            session: session.into(),
+            project: project.into(),
+            unread,
+        };
+        assert_eq!(
+            notification_text(&[n("a", "proj", 3)]),
             ("proj".into(), "3 unread on the project board".into())
+        );
+        assert_eq!(
+            notification_text(&[n("a", "web", 3), n("b", "api", 2), n("c", "web", 2)]),
+            ("3 sessions · 7 unread".into(), "web, api".into())
         );
     }
 }

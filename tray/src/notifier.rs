@@ -4,10 +4,12 @@
 //! AppUserModelID (the one its Start menu shortcut carries, without which Windows drops
 //! them); on macOS through the User Notifications framework ([`macos`]).
 //!
-//! One notification per session at a time: a new rise replaces the session's notification on
-//! screen, a fall to zero (or the session's end) closes it. Clicking one (its default action,
-//! where the notification server supports actions) opens the dashboard. A failure to notify
-//! (no notification daemon, no session bus) is logged once; the tray carries on.
+//! One notification per key at a time (the model's: a session, or several sessions whose
+//! rises came together): a new raise of a key replaces its notification on screen, a
+//! withdraw closes it. Clicking one (its default action, where the notification server
+//! supports actions) jumps to its session on Linux and the BSDs, or opens the dashboard for
+//! several (macOS: the dashboard). A failure to notify (no notification daemon, no session
+//! bus) is logged once; the tray carries on.
 
 use std::cell::Cell;
 #[cfg(all(unix, not(target_os = "macos")))]
@@ -29,6 +31,10 @@ mod macos;
 /// The application name notifications carry.
 pub const APP_NAME: &str = "Fabric Companion";
 
+/// What runs when a notification is clicked: its session's id, or `None` for several (or
+/// where the platform does not say which).
+type OnClick = dyn Fn(Option<&str>) + Send + Sync;
+
 /// Shows and withdraws notifications. Lives on the background thread.
 pub struct Notifier {
     #[cfg(all(unix, not(target_os = "macos")))]
@@ -36,41 +42,49 @@ pub struct Notifier {
     #[cfg(target_os = "macos")]
     center: Result<macos::MacNotifier, macos::MacError>,
     failed_once: Cell<bool>,
-    on_click: Arc<dyn Fn() + Send + Sync>,
+    on_click: Arc<OnClick>,
 }
 
 impl Notifier {
-    /// `on_click` runs when a person clicks a notification.
-    pub fn new(on_click: impl Fn() + Send + Sync + 'static) -> Self {
-        let on_click: Arc<dyn Fn() + Send + Sync> = Arc::new(on_click);
+    /// `on_click` runs when a person clicks a notification: with its session's id, or `None`
+    /// for a notification of several sessions.
+    pub fn new(on_click: impl Fn(Option<&str>) + Send + Sync + 'static) -> Self {
+        let on_click: Arc<OnClick> = Arc::new(on_click);
         Notifier {
             #[cfg(all(unix, not(target_os = "macos")))]
             handles: HashMap::new(),
             #[cfg(target_os = "macos")]
-            center: macos::MacNotifier::new(Arc::clone(&on_click)),
+            center: {
+                let click = Arc::clone(&on_click);
+                macos::MacNotifier::new(Arc::new(move || click(None)))
+            },
             failed_once: Cell::new(false),
             on_click,
         }
     }
 
-    /// Raises (or replaces) the session's notification. Must run inside a `LocalSet`.
+    /// Raises (or replaces) the notification `key`. Must run inside a `LocalSet`.
     #[cfg(all(unix, not(target_os = "macos")))]
-    pub async fn raise(&mut self, session: &str, project: &str, unread: u64) {
-        let (summary, body) = model::notification_text(project, unread);
+    pub async fn raise(&mut self, key: &str, sessions: &[model::Notified]) {
+        let (summary, body) = model::notification_text(sessions);
+        let (action, session) = match sessions {
+            [one] => ("Go to the session", Some(one.session.clone())),
+            _ => ("Open Dashboard", None),
+        };
         let mut notification = Notification::new();
         notification
             .appname(APP_NAME)
             .summary(&summary)
             .body(&body)
-            .action("default", "Open Dashboard");
-        if let Some(previous) = self.handles.get(session) {
+            .action("default", action);
+        if let Some(previous) = self.handles.get(key) {
             notification.id(previous.id());
         }
         match notification.show_async().await {
             Ok(handle) => {
                 self.failed_once.set(false);
                 let handle = Rc::new(handle);
-                self.handles.insert(session.to_string(), Rc::clone(&handle));
+                self.handles.insert(key.to_string(), Rc::clone(&handle));
                 let on_click = Arc::clone(&self.on_click);
                 tokio::task::spawn_local(async move {
                     let mut clicked = false;
@@ -86,7 +100,7 @@ impl Notifier {
                         })
                         .await;
                     if clicked {
-                        on_click();
+                        on_click(session.as_deref());
                     }
                 });
             }
@@ -101,20 +115,26 @@ impl Notifier {
     /// The dashboard's "Send a test notification": a one-off, so a person can check that
     /// notifications reach them.
     pub async fn test(&mut self) {
-        const SUMMARY: &str = "Fabric Companion";
-        const BODY: &str =
-            "Test notification: unread mail on the project board will look like this.";
+        self.notice(
+            "Fabric Companion",
+            "Test notification: unread mail on the project board will look like this.",
+        )
+        .await;
+    }
+
+    /// A one-off notification (no replacing, no action), e.g. where a session is.
+    pub async fn notice(&mut self, summary: &str, body: &str) {
         #[cfg(target_os = "macos")]
         {
             let shown = self
                 .mac()
-                .map(|center| center.show("test-notification", SUMMARY, BODY));
+                .map(|center| center.show("notice", summary, body));
             self.shown(shown);
         }
         #[cfg(not(target_os = "macos"))]
         {
             let mut notification = Notification::new();
-            notification.appname(APP_NAME).summary(SUMMARY).body(BODY);
+            notification.appname(APP_NAME).summary(summary).body(body);
             #[cfg(windows)]
             notification.app_id(companion_core::paths::APP_IDENTIFIER);
             #[cfg(all(unix, not(target_os = "macos")))]
@@ -125,28 +145,10 @@ impl Notifier {
         }
     }
 
-    /// The first-run offer to set up hooks: a one-off, pointing at the tray's menu.
-    pub async fn offer(&mut self, summary: &str, body: &str) {
-        let mut notification = Notification::new();
-        notification.appname(APP_NAME).summary(summary).body(body);
-        #[cfg(all(unix, not(target_os = "macos")))]
-        let shown = notification.show_async().await.map(drop);
-        #[cfg(not(all(unix, not(target_os = "macos"))))]
-        let shown = notification.show().map(drop);
-        match shown {
-            Ok(()) => self.failed_once.set(false),
-            Err(error) => {
-                if !self.failed_once.replace(true) {
-                    tracing::warn!(%error, "cannot show a desktop notification; carrying on without");
-                }
-            }
-        }
-    }
-
-    /// Closes the session's notification, if one is shown.
+    /// Closes the notification `key`, if one is shown.
     #[cfg(all(unix, not(target_os = "macos")))]
-    pub async fn withdraw(&mut self, session: &str) {
-        if let Some(handle) = self.handles.remove(session) {
+    pub async fn withdraw(&mut self, key: &str) {
+        if let Some(handle) = self.handles.remove(key) {
             handle.close_async().await;
         }
     }
@@ -154,8 +156,8 @@ impl Notifier {
     /// Windows: raises the session's notification as a toast (no replacing, no click action:
     /// notify-rust's toasts have neither).
     #[cfg(windows)]
-    pub async fn raise(&mut self, _session: &str, project: &str, unread: u64) {
-        let (summary, body) = model::notification_text(project, unread);
+    pub async fn raise(&mut self, _key: &str, sessions: &[model::Notified]) {
+        let (summary, body) = model::notification_text(sessions);
         let shown = Notification::new()
             .appname(APP_NAME)
             .app_id(companion_core::paths::APP_IDENTIFIER)
@@ -168,25 +170,23 @@ impl Notifier {
 
     /// Windows: a toast cannot be withdrawn through notify-rust; nothing to do.
     #[cfg(windows)]
-    pub async fn withdraw(&mut self, _session: &str) {
+    pub async fn withdraw(&mut self, _key: &str) {
         let _ = &self.on_click;
     }
 
-    /// macOS: raises or replaces the session's notification; a click opens the dashboard.
+    /// macOS: raises or replaces the notification `key`; a click opens the dashboard.
     #[cfg(target_os = "macos")]
-    pub async fn raise(&mut self, session: &str, project: &str, unread: u64) {
-        let (summary, body) = model::notification_text(project, unread);
-        let shown = self
-            .mac()
-            .map(|center| center.show(session, &summary, &body));
+    pub async fn raise(&mut self, key: &str, sessions: &[model::Notified]) {
+        let (summary, body) = model::notification_text(sessions);
+        let shown = self.mac().map(|center| center.show(key, &summary, &body));
         self.shown(shown);
     }
 
     /// macOS: removes the session's notification from the screen and Notification Centre.
     #[cfg(target_os = "macos")]
-    pub async fn withdraw(&mut self, session: &str) {
+    pub async fn withdraw(&mut self, key: &str) {
         if let Ok(center) = &self.center {
-            center.withdraw(session);
+            center.withdraw(key);
         }
         let _ = &self.on_click;
     }

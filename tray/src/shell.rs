@@ -25,7 +25,7 @@ use tray_icon::menu::{IsMenuItem, Menu, MenuEvent, MenuItem, PredefinedMenuItem,
 use tray_icon::{TrayIcon, TrayIconBuilder};
 
 use crate::background::{self, Background, Command};
-use crate::model::{self, Action, MenuLine, Model, TrayView};
+use crate::model::{self, Action, Choice, MenuLine, Model, TrayView};
 use crate::{clock, icon, launcher, offers, snapshot, tray_host};
 
 /// Fabric Companion's tray: unread counts, sessions, hook status and notifications.
@@ -44,8 +44,16 @@ pub enum UserEvent {
     Refresh,
     /// A menu item was chosen.
     Menu(String),
-    /// Open the dashboard (a notification was clicked).
+    /// Jump to a session's window (its notification was clicked).
+    Focus(String),
+    /// Open the dashboard (a notification of several sessions was clicked).
     OpenDashboard,
+    /// A jump finished (it runs on its own thread: tmux and the window manager may take a
+    /// moment); `from_notification` opens the dashboard when no window was raised.
+    Focused {
+        result: Result<session_focus::Raised, session_focus::FocusError>,
+        from_notification: bool,
+    },
     /// The start-up check found no tray host on this desktop.
     NoTrayHost,
 }
@@ -145,6 +153,9 @@ struct State {
     dashboard_opened_for_no_tray: bool,
     /// Hosts whose first-run offer was notified in this run.
     offers_notified: BTreeSet<Host>,
+    /// Why a window cannot be raised here was said once already.
+    said_why_not_raised: bool,
+    proxy: EventLoopProxy<UserEvent>,
 }
 
 fn run_loop(paths: Paths) -> anyhow::Result<()> {
@@ -177,6 +188,7 @@ fn run_loop(paths: Paths) -> anyhow::Result<()> {
     let background = Background::start(paths.clone(), interval, move |event| {
         let _ = bg_proxy.send_event(match event {
             background::Event::Refresh => UserEvent::Refresh,
+            background::Event::Focus(session) => UserEvent::Focus(session),
             background::Event::OpenDashboard => UserEvent::OpenDashboard,
         });
     })?;
@@ -194,6 +206,8 @@ fn run_loop(paths: Paths) -> anyhow::Result<()> {
         interval,
         dashboard_opened_for_no_tray: false,
         offers_notified: BTreeSet::new(),
+        said_why_not_raised: false,
+        proxy: proxy.clone(),
     };
     event_loop.run_return(move |event, _target, control_flow| {
         *control_flow = ControlFlow::Wait;
@@ -202,15 +216,21 @@ fn run_loop(paths: Paths) -> anyhow::Result<()> {
                 state.refresh();
             }
             Event::UserEvent(UserEvent::Refresh) => state.refresh(),
+            Event::UserEvent(UserEvent::Focus(session)) => state.focus(session, true),
             Event::UserEvent(UserEvent::OpenDashboard) => open_dashboard(),
+            Event::UserEvent(UserEvent::Focused {
+                result,
+                from_notification,
+            }) => state.focused(result, from_notification),
             Event::UserEvent(UserEvent::NoTrayHost) => state.no_tray_host(),
-            Event::UserEvent(UserEvent::Menu(id)) => {
-                if let Some(action) = Action::from_id(&id)
-                    && state.act(action)
-                {
+            Event::UserEvent(UserEvent::Menu(id)) => match Choice::from_id(&id) {
+                Some(Choice::Action(action)) if state.act(action) => {
                     *control_flow = ControlFlow::Exit;
                 }
-            }
+                Some(Choice::Action(_)) => {}
+                Some(Choice::Focus(session)) => state.focus(session, false),
+                None => {}
+            },
             Event::LoopDestroyed => state.stop(),
             _ => {}
         }
@@ -275,7 +295,7 @@ impl State {
             }
             if !offers.notify.is_empty() {
                 let (summary, body) = offers::offer_notification(&offers.notify);
-                background.send(Command::Offer(summary, body));
+                background.send(Command::Notice(summary, body));
             }
             // The dashboard asks for a test notification by dropping a request file; only the
             // tray notifies. Taking the file first makes one request one notification.
@@ -361,6 +381,49 @@ impl State {
         false
     }
 
+    /// Jumps to a session's window on a thread of its own; the result comes back as
+    /// [`UserEvent::Focused`].
+    fn focus(&self, session: String, from_notification: bool) {
+        let sessions_dir = self.paths.sessions_dir();
+        let proxy = self.proxy.clone();
+        let spawned = std::thread::Builder::new()
+            .name("focus".into())
+            .spawn(move || {
+                let result = session_focus::focus(&sessions_dir, &session);
+                let _ = proxy.send_event(UserEvent::Focused {
+                    result,
+                    from_notification,
+                });
+            });
+        if let Err(error) = spawned {
+            tracing::warn!(%error, "cannot start jumping to the session");
+        }
+    }
+
+    /// Says where the session is when no window was raised (why, once); a notification's
+    /// click then opens the dashboard, which lists the sessions.
+    fn focused(
+        &mut self,
+        result: Result<session_focus::Raised, session_focus::FocusError>,
+        from_notification: bool,
+    ) {
+        match &result {
+            Ok(raised) => tracing::info!(%raised, "jumped to the session"),
+            Err(error) => tracing::info!(code = error.exit_code(), "no window raised"),
+        }
+        if let Some((summary, body)) = model::focus_notice(&result, self.said_why_not_raised) {
+            if matches!(result, Err(session_focus::FocusError::NotAllowed { .. })) {
+                self.said_why_not_raised = true;
+            }
+            if let Some(background) = &self.background {
+                background.send(Command::Notice(summary, body));
+            }
+            if from_notification {
+                open_dashboard();
+            }
+        }
+    }
+
     fn no_tray_host(&mut self) {
         if self.dashboard_opened_for_no_tray {
             return;
@@ -410,6 +473,12 @@ fn menu_items(lines: &[MenuLine]) -> Vec<Box<dyn IsMenuItem>> {
         .map(|line| -> Box<dyn IsMenuItem> {
             match line {
                 MenuLine::Info(text) => Box::new(MenuItem::new(text, false, None)),
+                MenuLine::Session { label, session } => Box::new(MenuItem::with_id(
+                    Choice::Focus(session.clone()).id(),
+                    label,
+                    true,
+                    None,
+                )),
                 MenuLine::Separator => Box::new(PredefinedMenuItem::separator()),
                 MenuLine::Item {
                     label,

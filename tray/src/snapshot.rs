@@ -23,7 +23,24 @@ pub fn read(paths: &Paths, now: i64) -> Snapshot {
     let status = status::collect(paths, None);
     let settings = settings::load(&settings::settings_path(paths));
     let recent_failure = recent_failure(&paths.hook_log(), now);
-    reduce(&status, &settings, recent_failure, now)
+    let mut snapshot = reduce(&status, &settings, recent_failure, now);
+    snapshot.looked_at = looked_at(&status);
+    snapshot
+}
+
+/// The session the person is looking at (its window is the active one), asked of the
+/// desktop only for sessions that could notify (idle, with unread).
+fn looked_at(status: &Status) -> Option<String> {
+    let candidates: Vec<(&str, u32)> = status
+        .sessions
+        .iter()
+        .filter(|s| !s.in_turn && s.board.as_ref().is_some_and(|b| b.unread > 0))
+        .map(|s| (s.id.as_str(), s.host_pid))
+        .collect();
+    if candidates.is_empty() {
+        return None;
+    }
+    session_focus::looked_at(&candidates)
 }
 
 /// The snapshot of `status` and `settings` at `now`.
@@ -64,18 +81,18 @@ pub fn reduce(status: &Status, settings: &Settings, recent_failure: bool, now: i
         })
         .collect();
     let paused = paused_until(settings).is_some_and(|until| until > now);
-    let quiet = settings
-        .quiet_hours
-        .as_ref()
-        .is_some_and(|q| q.contains(clock::local_minute_of_day(now)));
     Snapshot {
         fabric,
         session_hooks_active: status.session_hooks == SessionHooks::Active,
         hosts,
         sessions,
         recent_failure,
-        notifications_muted: paused || quiet || !settings.notifications,
+        notifications_muted: paused || !settings.notifications,
         paused,
+        quiet_hours: settings.quiet_hours.clone(),
+        local_minute: clock::local_minute_of_day(now),
+        muted_projects: settings.muted_projects.iter().cloned().collect(),
+        looked_at: None,
     }
 }
 
@@ -225,8 +242,9 @@ mod tests {
         .unwrap();
         let quiet = read(&paths, now);
         let minute = clock::local_minute_of_day(now);
-        assert_eq!(quiet.notifications_muted, minute < 23 * 60 + 59);
-        assert!(!quiet.paused);
+        assert_eq!(quiet.local_minute, minute);
+        assert_eq!(crate::model::quiet_now(&quiet), minute < 23 * 60 + 59);
+        assert!(!quiet.paused && !quiet.notifications_muted);
         std::fs::write(
             settings::settings_path(&paths),
             r#"{"notifications":false}"#,

@@ -192,10 +192,21 @@ export function servicesFixture(): ServicesView {
 export function settingsFixture(): SettingsView {
   return {
     path: '/home/ada/.config/fabric-companion/settings.json',
-    form: { watchIntervalSecs: 60, notifications: true, quietStart: '22:00', quietEnd: '07:30', launchAtLogin: false },
+    form: {
+      watchIntervalSecs: 60,
+      notifications: true,
+      quietStart: '22:00',
+      quietEnd: '07:30',
+      launchAtLogin: false,
+      mutedProjects: ['proj-noisy'],
+    },
     notificationsPausedUntil: null,
     minIntervalSecs: 10,
     autostartFile: '/home/ada/.config/autostart/fabric-tray.desktop',
     autostartPresent: false,
+    rules: [
+      'Quiet hours: no notifications from From until Until, local time, across midnight too; the icon still counts.',
+      'Muted projects (folder names): their sessions never notify; the icon still counts them.',
+    ],
   };
 }

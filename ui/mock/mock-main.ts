@@ -64,6 +64,12 @@ mockIPC(
       }
       case 'send_test_notification':
         return { requested: true, trayRunning: true };
+      case 'focus_session':
+        return {
+          outcome: 'notAllowed',
+          why: 'there is no display to raise a window on',
+          place: 'proj-analytics (Claude Code), tmux work:1.0',
+        };
       default:
         return undefined;
     }

@@ -4,6 +4,7 @@ import { invoke } from '@tauri-apps/api/core';
 import { listen, type UnlistenFn } from '@tauri-apps/api/event';
 import type {
   Applied,
+  FocusView,
   HostId,
   LogSnapshot,
   LogUpdate,
@@ -28,6 +29,7 @@ export const api = {
   getSettings: (): Promise<SettingsView> => invoke('get_settings'),
   saveSettings: (form: SettingsForm): Promise<SettingsView> => invoke('save_settings', { form }),
   sendTestNotification: (): Promise<TestNotification> => invoke('send_test_notification'),
+  focusSession: (session: string): Promise<FocusView> => invoke('focus_session', { session }),
   onStateChanged: (handler: (e: StateChanged) => void): Promise<UnlistenFn> =>
     listen<StateChanged>('state-changed', (event) => handler(event.payload)),
   onLogAppended: (handler: (e: LogUpdate) => void): Promise<UnlistenFn> =>

@@ -7,7 +7,7 @@ import type { OpenRequest } from './types';
 import { h } from './dom';
 import { HooksView } from './views/hooks';
 import { LogView } from './views/log';
-import { renderOverview } from './views/overview';
+import { renderOverview, wireOverview } from './views/overview';
 import { renderServices } from './views/services';
 import { SettingsView } from './views/settings';
 
@@ -57,6 +57,7 @@ export function startApp(root: HTMLElement, api: Api): App {
   const panel = (v: ViewName) => panels[VIEWS.indexOf(v)]!;
   const hooks = new HooksView(panel('hooks'), api);
   hooks.bind();
+  wireOverview(panel('overview'), (session) => api.focusSession(session));
   const log = new LogView(panel('log'));
   const settings = new SettingsView(panel('settings'), api);
 

@@ -219,11 +219,21 @@ export type SettingsForm = { watchIntervalSecs: number, notifications: boolean,
 /**
  * `HH:MM`, both or neither.
  */
-quietStart: string | null, quietEnd: string | null, launchAtLogin: boolean, };
+quietStart: string | null, quietEnd: string | null, launchAtLogin: boolean, 
+/**
+ * Projects (folder names) whose sessions never notify.
+ */
+mutedProjects: Array<string>, };
 
-export type SettingsView = { path: string, form: SettingsForm, notificationsPausedUntil: string | null, minIntervalSecs: number, autostartFile: string, autostartPresent: boolean, };
+export type SettingsView = { path: string, form: SettingsForm, notificationsPausedUntil: string | null, minIntervalSecs: number, autostartFile: string, autostartPresent: boolean, 
+/**
+ * How notifications behave, one line per rule.
+ */
+rules: Array<string>, };
 
 export type TestNotification = { requested: boolean, trayRunning: boolean, };
+
+export type FocusView = { "outcome": "raised", what: string, } | { "outcome": "gone" } | { "outcome": "unknown" } | { "outcome": "notAllowed", why: string, place: string, };
 
 export type StateKind = "status" | "services" | "settings";
 

@@ -1,9 +1,47 @@
 // Overview: Fabric's state, whether the session hooks are active, and the live sessions.
 // Rendering patches the view in place (`patchChildren`), so a status event keeps the person's
-// selection and scroll; each session row is keyed by its id.
+// selection and scroll; each session row is keyed by its id. A row's "Go to" raises the
+// window the session runs in (the same code as the tray and `fabric-session focus`); what it
+// did, or where the session is when it could not, is said in the line under the table.
 
-import { badge, h, patchChildren, when } from '../dom';
-import type { SessionStatus, StatusView, TurnChanges } from '../types';
+import { badge, h, patchChildren, setText, when } from '../dom';
+import type { FocusView, SessionStatus, StatusView, TurnChanges } from '../types';
+
+/** The line saying what the last "Go to" did; kept across re-renders. */
+let focusNote = '';
+
+/** One line for a jump's outcome. */
+export function focusText(result: FocusView): string {
+  switch (result.outcome) {
+    case 'raised':
+      return `Raised ${result.what}.`;
+    case 'gone':
+      return 'That session has ended: its process is gone.';
+    case 'unknown':
+      return 'That session is no longer listed.';
+    case 'notAllowed':
+      return `Cannot go there: ${result.why}. The session is ${result.place}.`;
+  }
+}
+
+/** Wires the rows' "Go to" buttons once (delegated: rows are patched in place). */
+export function wireOverview(root: HTMLElement, focus: (session: string) => Promise<FocusView>): void {
+  root.addEventListener('click', (event) => {
+    const button = (event.target as HTMLElement).closest('button[data-action="focus"]');
+    const session = button?.closest('[data-session]')?.getAttribute('data-session');
+    if (!session) return;
+    void focus(session).then(
+      (result) => showFocusNote(root, focusText(result)),
+      (error: unknown) => showFocusNote(root, `Cannot go to the session: ${String(error)}`),
+    );
+  });
+}
+
+function showFocusNote(root: HTMLElement, text: string): void {
+  focusNote = text;
+  const note = root.querySelector('[data-fact="focus-note"]');
+  if (note) setText(note, text);
+}
 
 const HOST_NAMES: Record<string, string> = { claude: 'Claude Code', codex: 'Codex', kimi: 'Kimi Code' };
 
@@ -105,6 +143,20 @@ function sessionRow(session: SessionStatus, changes: TurnChanges | undefined): H
     ),
     boardCell(session),
     h('td', { 'data-col': 'activity' }, session.inTurn ? badge('in a turn', 'warn') : badge('idle', 'neutral')),
+    h(
+      'td',
+      { 'data-col': 'go' },
+      h(
+        'button',
+        {
+          type: 'button',
+          'data-action': 'focus',
+          'aria-label': `Go to the window of ${session.project || 'this session'}`,
+          title: 'Raise the window (and tmux pane) this session runs in',
+        },
+        'Go to',
+      ),
+    ),
   );
 }
 
@@ -118,7 +170,7 @@ function sessionsTable(view: StatusView): HTMLElement {
             {},
             h(
               'td',
-              { colspan: 6, class: 'muted' },
+              { colspan: 7, class: 'muted' },
               'No live sessions. They appear here when a host starts one with the hooks installed.',
             ),
           ),
@@ -137,11 +189,12 @@ function sessionsTable(view: StatusView): HTMLElement {
         h(
           'tr',
           {},
-          ...['Project', 'Host', 'Started', 'Last turn', 'Board', 'State'].map((t) => h('th', { scope: 'col' }, t)),
+          ...['Project', 'Host', 'Started', 'Last turn', 'Board', 'State', ''].map((t) => h('th', { scope: 'col' }, t)),
         ),
       ),
       h('tbody', {}, ...body),
     ),
+    h('p', { class: 'muted small', role: 'status', 'data-fact': 'focus-note' }, focusNote),
   );
 }
 

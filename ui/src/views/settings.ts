@@ -13,6 +13,8 @@ export class SettingsView {
   private readonly quietStart: HTMLInputElement;
   private readonly quietEnd: HTMLInputElement;
   private readonly login: HTMLInputElement;
+  private readonly muted: HTMLInputElement;
+  private readonly rulesEl: HTMLElement;
   private readonly message: HTMLElement;
   private readonly testMessage: HTMLElement;
   private readonly pathEl: HTMLElement;
@@ -28,6 +30,8 @@ export class SettingsView {
     this.quietStart = h('input', { id: 'set-quiet-start', type: 'time' });
     this.quietEnd = h('input', { id: 'set-quiet-end', type: 'time' });
     this.login = h('input', { id: 'set-login', type: 'checkbox' });
+    this.muted = h('input', { id: 'set-muted', type: 'text', placeholder: 'project-a, project-b' });
+    this.rulesEl = h('ul', { 'data-fact': 'rules' });
     this.message = h('p', { id: 'settings-message', role: 'status', 'aria-live': 'polite' });
     this.testMessage = h('p', { id: 'test-message', role: 'status', 'aria-live': 'polite' });
     this.pathEl = h('p', { class: 'hint' });
@@ -54,6 +58,13 @@ export class SettingsView {
         row('set-quiet-end', 'Until', this.quietEnd),
         h('span', { class: 'muted small' }, 'Leave both empty for none.'),
       ),
+      row(
+        'set-muted',
+        'Muted projects',
+        this.muted,
+        'Project folder names, separated by commas: their sessions never notify.',
+      ),
+      h('fieldset', {}, h('legend', {}, 'How notifications behave'), this.rulesEl),
       row('set-login', 'Launch the tray at login', this.login),
       h('div', { class: 'actions' }, save, test),
       this.message,
@@ -80,6 +91,10 @@ export class SettingsView {
     setValue(this.quietStart, view.form.quietStart ?? '');
     setValue(this.quietEnd, view.form.quietEnd ?? '');
     setChecked(this.login, view.form.launchAtLogin);
+    setValue(this.muted, view.form.mutedProjects.join(', '));
+    if (this.rulesEl.textContent !== view.rules.join('')) {
+      this.rulesEl.replaceChildren(...view.rules.map((rule) => h('li', {}, rule)));
+    }
     this.dirty = false;
   }
 
@@ -90,6 +105,10 @@ export class SettingsView {
       quietStart: this.quietStart.value || null,
       quietEnd: this.quietEnd.value || null,
       launchAtLogin: this.login.checked,
+      mutedProjects: this.muted.value
+        .split(',')
+        .map((p) => p.trim())
+        .filter((p) => p !== ''),
     };
   }
 

@@ -1,6 +1,7 @@
 import { beforeEach, describe, expect, it, vi } from 'vitest';
 import { logLine, planFixture, servicesFixture, settingsFixture, statusFixture } from '../../mock/fixtures';
-import { renderOverview } from '../../src/views/overview';
+import { focusText, renderOverview, wireOverview } from '../../src/views/overview';
+import type { FocusView } from '../../src/types';
 import { HooksView } from '../../src/views/hooks';
 import { LogView, matches, visible } from '../../src/views/log';
 import { renderServices } from '../../src/views/services';
@@ -54,6 +55,29 @@ describe('overview', () => {
     expect(row.textContent).toContain('4 files, +120 −7');
     expect(root.querySelector('[data-session="sess-web-2"] [data-col="activity"]')!.textContent).toBe('in a turn');
     expect(root.querySelector('[data-session="sess-web-2"] [data-col="board"]')!.textContent).toBe('unknown');
+  });
+
+  it("a row's Go to asks for that session and says what happened, kept across re-renders", async () => {
+    const focus = vi.fn<(session: string) => Promise<FocusView>>(async () => ({
+      outcome: 'notAllowed',
+      why: "this Wayland desktop does not let a program raise another's window",
+      place: 'proj-analytics (Claude Code), tmux work:1.0',
+    }));
+    wireOverview(root, focus);
+    renderOverview(root, statusFixture());
+    root.querySelector<HTMLButtonElement>('[data-session="sess-analytics-1"] button[data-action="focus"]')!.click();
+    expect(focus).toHaveBeenCalledWith('sess-analytics-1');
+    await vi.waitFor(() =>
+      expect(root.querySelector('[data-fact="focus-note"]')!.textContent).toBe(
+        "Cannot go there: this Wayland desktop does not let a program raise another's window. The session is proj-analytics (Claude Code), tmux work:1.0.",
+      ),
+    );
+    renderOverview(root, statusFixture());
+    expect(root.querySelector('[data-fact="focus-note"]')!.textContent).toContain('tmux work:1.0');
+    expect(focusText({ outcome: 'raised', what: 'xterm (pid 7, window 0x40000c)' })).toBe(
+      'Raised xterm (pid 7, window 0x40000c).',
+    );
+    expect(focusText({ outcome: 'gone' })).toBe('That session has ended: its process is gone.');
   });
 
   it('says what to do when Fabric is down', () => {
@@ -168,5 +192,15 @@ describe('services and settings', () => {
     root.querySelector('form')!.dispatchEvent(new Event('submit', { cancelable: true }));
     await vi.waitFor(() => expect(root.querySelector('#settings-message')!.textContent).toContain('Not saved'));
     expect(api.saveSettings).toHaveBeenCalledWith({ ...settingsFixture().form, quietEnd: null });
+  });
+
+  it('says each notification rule in one line and reads muted projects as a list', () => {
+    const view = new SettingsView(root, { saveSettings: vi.fn(), sendTestNotification: vi.fn() });
+    view.update(settingsFixture());
+    const rules = [...root.querySelectorAll('[data-fact="rules"] li')].map((li) => li.textContent);
+    expect(rules).toEqual(settingsFixture().rules);
+    expect((root.querySelector('#set-muted') as HTMLInputElement).value).toBe('proj-noisy');
+    (root.querySelector('#set-muted') as HTMLInputElement).value = ' web ,, api ';
+    expect(view.read().mutedProjects).toEqual(['web', 'api']);
   });
 });

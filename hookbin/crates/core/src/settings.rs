@@ -12,11 +12,24 @@ use serde_json::{Map, Value};
 use crate::fsutil;
 use crate::paths::Paths;
 
+/// How notifications behave, one line per rule: said in the dashboard's Settings and the
+/// README (a test keeps the README's copy the same); the tray's model implements them.
+pub const NOTIFICATION_RULES: [&str; 7] = [
+    "A session in a turn (a prompt is running) is not notified: you are at it.",
+    "A session you are looking at is not notified: its window is the active one (X11; in tmux, its pane is the one shown there).",
+    "Rises in several sessions within 5 seconds become one notification (\"3 sessions · 7 unread\"), replaced in place, never stacked.",
+    "At most one notification a minute per session; a session back to zero unread takes its notification away.",
+    "Quiet hours: no notifications from From until Until, local time, across midnight too; the icon still counts.",
+    "Muted projects (folder names): their sessions never notify; the icon still counts them.",
+    "Clicking a session's notification, its line in the tray's menu or Go to on the Overview raises the window it runs in.",
+];
+
 /// The watch interval may not go below this many seconds (the same floor as `watch-mail`).
 pub const MIN_WATCH_INTERVAL_SECS: u64 = 10;
 const SETTINGS_LIMIT: u64 = 256 * 1024;
 
-/// Quiet hours: no notifications between `start` and `end` (local `HH:MM`, may wrap midnight).
+/// Quiet hours: no notifications between `start` and `end` (local `HH:MM`, may wrap midnight);
+/// the icon still counts.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct QuietHours {
     pub start: String,
@@ -60,6 +73,8 @@ pub struct Settings {
     pub notifications_paused_until: Option<String>,
     /// Hosts whose "Set up hooks for …" offer the person dismissed: never offered again.
     pub dismissed_hook_offers: Vec<crate::host::Host>,
+    /// Projects (folder names) whose sessions never notify; the icon still counts them.
+    pub muted_projects: Vec<String>,
 }
 
 impl Default for Settings {
@@ -71,6 +86,7 @@ impl Default for Settings {
             launch_at_login: false,
             notifications_paused_until: None,
             dismissed_hook_offers: Vec::new(),
+            muted_projects: Vec::new(),
         }
     }
 }
@@ -162,6 +178,7 @@ mod tests {
                 start: "22:00".into(),
                 end: "07:30".into(),
             }),
+            muted_projects: vec!["noisy-repo".into()],
             ..Settings::default()
         };
         save(&path, &settings).unwrap();

@@ -1,0 +1,304 @@
+//! X11, the EWMH way, through `x11rb` (pure Rust: no libX11, no new dynamic library): find
+//! the top-level window of a process among the window manager's clients
+//! (`_NET_CLIENT_LIST_STACKING`; a window's process from `_NET_WM_PID`, else the X-Resource
+//! extension), switch to its desktop, ask for it to be active (`_NET_ACTIVE_WINDOW`, source
+//! indication 2 with a current server timestamp), and read `_NET_ACTIVE_WINDOW` back.
+//!
+//! Also answers "which process owns the active window" for the tray's rule that a session the
+//! person is looking at is not notified.
+
+use std::time::{Duration, Instant};
+
+use x11rb::connection::Connection;
+use x11rb::protocol::Event;
+use x11rb::protocol::res::{self, ClientIdMask, ClientIdSpec};
+use x11rb::protocol::xproto::{
+    Atom, AtomEnum, ClientMessageEvent, ConnectionExt as _, CreateWindowAux, EventMask, PropMode,
+    Window, WindowClass,
+};
+use x11rb::rust_connection::RustConnection;
+use x11rb::wrapper::ConnectionExt as _;
+
+use crate::Refusal;
+use crate::ancestry::Ancestor;
+
+/// How long the window manager has to make the window active.
+const VERIFY_FOR: Duration = Duration::from_millis(1500);
+
+struct Atoms {
+    net_supported: Atom,
+    net_supporting_wm_check: Atom,
+    net_client_list: Atom,
+    net_client_list_stacking: Atom,
+    net_active_window: Atom,
+    net_wm_pid: Atom,
+    net_wm_desktop: Atom,
+    net_current_desktop: Atom,
+    timestamp_probe: Atom,
+}
+
+/// A connection to the X server and its root window.
+pub struct Desktop {
+    conn: RustConnection,
+    root: Window,
+    atoms: Atoms,
+}
+
+impl Desktop {
+    /// Connects to `$DISPLAY`.
+    pub fn connect() -> Result<Desktop, Refusal> {
+        Self::connect_to(None)
+    }
+
+    /// Connects to `display` (`None`: `$DISPLAY`).
+    pub fn connect_to(display: Option<&str>) -> Result<Desktop, Refusal> {
+        let (conn, screen) = x11rb::connect(display).map_err(|error| {
+            tracing::debug!(%error, "cannot connect to the X server");
+            Refusal::NoDisplay
+        })?;
+        let root = conn
+            .setup()
+            .roots
+            .get(screen)
+            .ok_or(Refusal::NoDisplay)?
+            .root;
+        let intern = |name: &[u8]| -> Result<Atom, Refusal> {
+            Ok(conn
+                .intern_atom(false, name)
+                .map_err(|_| Refusal::NoDisplay)?
+                .reply()
+                .map_err(|_| Refusal::NoDisplay)?
+                .atom)
+        };
+        let atoms = Atoms {
+            net_supported: intern(b"_NET_SUPPORTED")?,
+            net_supporting_wm_check: intern(b"_NET_SUPPORTING_WM_CHECK")?,
+            net_client_list: intern(b"_NET_CLIENT_LIST")?,
+            net_client_list_stacking: intern(b"_NET_CLIENT_LIST_STACKING")?,
+            net_active_window: intern(b"_NET_ACTIVE_WINDOW")?,
+            net_wm_pid: intern(b"_NET_WM_PID")?,
+            net_wm_desktop: intern(b"_NET_WM_DESKTOP")?,
+            net_current_desktop: intern(b"_NET_CURRENT_DESKTOP")?,
+            timestamp_probe: intern(b"_FABRIC_COMPANION_TIMESTAMP")?,
+        };
+        Ok(Desktop { conn, root, atoms })
+    }
+
+    /// A property's 32-bit values (empty when absent or unreadable).
+    fn values32(&self, window: Window, property: Atom, kind: AtomEnum) -> Vec<u32> {
+        self.conn
+            .get_property(false, window, property, kind, 0, 1 << 16)
+            .ok()
+            .and_then(|cookie| cookie.reply().ok())
+            .and_then(|reply| reply.value32().map(Iterator::collect))
+            .unwrap_or_default()
+    }
+
+    /// Whether an EWMH window manager runs and supports `_NET_ACTIVE_WINDOW`.
+    fn ewmh_active_window_supported(&self) -> bool {
+        let check = self.values32(
+            self.root,
+            self.atoms.net_supporting_wm_check,
+            AtomEnum::WINDOW,
+        );
+        let Some(&wm) = check.first() else {
+            return false;
+        };
+        let own = self.values32(wm, self.atoms.net_supporting_wm_check, AtomEnum::WINDOW);
+        own.first() == Some(&wm)
+            && self
+                .values32(self.root, self.atoms.net_supported, AtomEnum::ATOM)
+                .contains(&self.atoms.net_active_window)
+    }
+
+    /// The window manager's client windows, bottom to top where it says.
+    fn clients(&self) -> Vec<Window> {
+        let stacking = self.values32(
+            self.root,
+            self.atoms.net_client_list_stacking,
+            AtomEnum::WINDOW,
+        );
+        if !stacking.is_empty() {
+            return stacking;
+        }
+        self.values32(self.root, self.atoms.net_client_list, AtomEnum::WINDOW)
+    }
+
+    /// The process owning a window: `_NET_WM_PID`, else the X-Resource extension's answer for
+    /// the client that created it (local clients only).
+    fn window_pid(&self, window: Window) -> Option<u32> {
+        if let Some(&pid) = self
+            .values32(window, self.atoms.net_wm_pid, AtomEnum::CARDINAL)
+            .first()
+        {
+            return Some(pid);
+        }
+        let spec = ClientIdSpec {
+            client: window,
+            mask: ClientIdMask::LOCAL_CLIENT_PID,
+        };
+        let reply = res::query_client_ids(&self.conn, &[spec])
+            .ok()?
+            .reply()
+            .ok()?;
+        reply
+            .ids
+            .iter()
+            .find(|id| id.spec.mask.contains(ClientIdMask::LOCAL_CLIENT_PID))
+            .and_then(|id| id.value.first().copied())
+    }
+
+    /// The topmost client window of the first process in `chain` that owns one.
+    fn window_of(&self, chain: &[Ancestor]) -> Option<(Window, usize)> {
+        let owners: Vec<(Window, Option<u32>)> = self
+            .clients()
+            .into_iter()
+            .map(|w| (w, self.window_pid(w)))
+            .collect();
+        chain.iter().enumerate().find_map(|(index, ancestor)| {
+            owners
+                .iter()
+                .rev()
+                .find(|(_, pid)| *pid == Some(ancestor.pid))
+                .map(|(w, _)| (*w, index))
+        })
+    }
+
+    /// The active window, as the window manager says.
+    pub fn active_window(&self) -> Option<Window> {
+        self.values32(self.root, self.atoms.net_active_window, AtomEnum::WINDOW)
+            .first()
+            .copied()
+            .filter(|&w| w != 0)
+    }
+
+    /// The pid owning the active window.
+    pub fn active_pid(&self) -> Option<u32> {
+        self.active_window().and_then(|w| self.window_pid(w))
+    }
+
+    /// A current server timestamp: the time of a PropertyNotify on a window of our own.
+    fn server_time(&self) -> u32 {
+        let probe = || -> Option<u32> {
+            let window = self.conn.generate_id().ok()?;
+            self.conn
+                .create_window(
+                    0,
+                    window,
+                    self.root,
+                    -1,
+                    -1,
+                    1,
+                    1,
+                    0,
+                    WindowClass::INPUT_ONLY,
+                    0,
+                    &CreateWindowAux::new().event_mask(EventMask::PROPERTY_CHANGE),
+                )
+                .ok()?;
+            self.conn
+                .change_property8(
+                    PropMode::REPLACE,
+                    window,
+                    self.atoms.timestamp_probe,
+                    AtomEnum::STRING,
+                    b"",
+                )
+                .ok()?;
+            self.conn.flush().ok()?;
+            let deadline = Instant::now() + Duration::from_millis(500);
+            let mut time = None;
+            while Instant::now() < deadline {
+                match self.conn.poll_for_event() {
+                    Ok(Some(Event::PropertyNotify(e))) if e.window == window => {
+                        time = Some(e.time);
+                        break;
+                    }
+                    Ok(Some(_)) => {}
+                    Ok(None) => std::thread::sleep(Duration::from_millis(2)),
+                    Err(_) => break,
+                }
+            }
+            let _ = self.conn.destroy_window(window);
+            let _ = self.conn.flush();
+            time
+        };
+        // 0 is CurrentTime, which window managers accept less readily; only a fallback.
+        probe().unwrap_or(0)
+    }
+
+    fn send_root_message(&self, window: Window, kind: Atom, data: [u32; 5]) -> bool {
+        let event = ClientMessageEvent::new(32, window, kind, data);
+        self.conn
+            .send_event(
+                false,
+                self.root,
+                EventMask::SUBSTRUCTURE_REDIRECT | EventMask::SUBSTRUCTURE_NOTIFY,
+                event,
+            )
+            .is_ok()
+            && self.conn.flush().is_ok()
+    }
+
+    /// Activates `window`: its desktop first when it is on another, then `_NET_ACTIVE_WINDOW`
+    /// as a pager (source 2) with a current timestamp; true when the window manager made it
+    /// the active window.
+    fn activate(&self, window: Window) -> bool {
+        let time = self.server_time();
+        let desktop = self
+            .values32(window, self.atoms.net_wm_desktop, AtomEnum::CARDINAL)
+            .first()
+            .copied();
+        let current = self
+            .values32(
+                self.root,
+                self.atoms.net_current_desktop,
+                AtomEnum::CARDINAL,
+            )
+            .first()
+            .copied();
+        if let (Some(desktop), Some(current)) = (desktop, current)
+            && desktop != current
+            && desktop != u32::MAX
+        {
+            self.send_root_message(
+                self.root,
+                self.atoms.net_current_desktop,
+                [desktop, time, 0, 0, 0],
+            );
+        }
+        let previous = self.active_window().unwrap_or(0);
+        if !self.send_root_message(
+            window,
+            self.atoms.net_active_window,
+            [2, time, previous, 0, 0],
+        ) {
+            return false;
+        }
+        let deadline = Instant::now() + VERIFY_FOR;
+        loop {
+            if self.active_window() == Some(window) {
+                return true;
+            }
+            if Instant::now() >= deadline {
+                return false;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    /// Raises the window of the first process in `chain` owning one; the program, its pid
+    /// and the window.
+    pub fn raise_first(&self, chain: &[Ancestor]) -> Result<(String, u32, u64), Refusal> {
+        if !self.ewmh_active_window_supported() {
+            return Err(Refusal::NoWindowManager);
+        }
+        let (window, index) = self.window_of(chain).ok_or(Refusal::NoWindow)?;
+        let owner = &chain[index];
+        if self.activate(window) {
+            Ok((owner.name.clone(), owner.pid, u64::from(window)))
+        } else {
+            Err(Refusal::Refused)
+        }
+    }
+}
