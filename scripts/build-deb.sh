@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Builds the Linux package, fabric-companion_<version>_<arch>.deb, and prints its path:
 #   scripts/build-deb.sh            # release (what ships)
-#   scripts/build-deb.sh --debug    # debug programs (quicker; what the installed-package test uses)
+#   scripts/build-deb.sh --debug    # the workspace's debug programs, bundled as built (quicker;
+#                                   # what the installed-package test uses)
 #
 # The three programs go to /usr/bin: the dashboard (fabric-companion), the tray and the hook
 # binary as it ships (scripts/build-hook-binary.sh: static on Linux). Tauri's bundler builds
@@ -38,10 +39,15 @@ if [ "$profile" = debug ]; then
 else
   sh src-tauri/scripts/prepare-sidecars.sh >&2
 fi
-# The hook binary ships as scripts/build-hook-binary.sh builds it, whatever the profile.
-hook=$(bash scripts/build-hook-binary.sh)
-cp "$hook" "src-tauri/binaries/fabric-session-$triple.tmp"
-mv "src-tauri/binaries/fabric-session-$triple.tmp" "src-tauri/binaries/fabric-session-$triple"
+# The release package ships the hook binary as scripts/build-hook-binary.sh builds it (static
+# on Linux). The debug package, which only the installed-package test builds, keeps the
+# workspace's debug build that prepare-sidecars copied: the same code, without a second
+# release build of the hook binary's whole dependency tree.
+if [ "$profile" = release ]; then
+  hook=$(bash scripts/build-hook-binary.sh)
+  cp "$hook" "src-tauri/binaries/fabric-session-$triple.tmp"
+  mv "src-tauri/binaries/fabric-session-$triple.tmp" "src-tauri/binaries/fabric-session-$triple"
+fi
 
 # ---- what the bundle config names under src-tauri/package/ --------------------------------
 package=src-tauri/package
