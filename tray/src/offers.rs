@@ -151,6 +151,10 @@ mod tests {
             sessions: Vec::new(),
             recent_failure: false,
             notifications_muted: muted,
+            quiet_hours: None,
+            local_minute: 0,
+            muted_projects: BTreeSet::new(),
+            looked_at: None,
             paused: false,
         }
     }
