@@ -200,15 +200,20 @@ struct Desktop {
 }
 
 fn free_display() -> u32 {
-    // Tests in this file run in parallel: each starts its search elsewhere.
-    static NEXT: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
-    let base = 90 + 20 * NEXT.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
-    (base..base + 300)
+    // Tests in this file run in parallel, and a display's lock file appears only once its
+    // Xvfb runs: a number handed out here is never handed out again in this process, so
+    // two tests never share a display (stale lock files of killed runs pushed them together).
+    static TAKEN: std::sync::Mutex<Vec<u32>> = std::sync::Mutex::new(Vec::new());
+    let mut taken = TAKEN.lock().unwrap_or_else(|e| e.into_inner());
+    let n = (90..600)
         .find(|n| {
-            !Path::new(&format!("/tmp/.X11-unix/X{n}")).exists()
+            !taken.contains(n)
+                && !Path::new(&format!("/tmp/.X11-unix/X{n}")).exists()
                 && !Path::new(&format!("/tmp/.X{n}-lock")).exists()
         })
-        .expect("a free X display number")
+        .expect("a free X display number");
+    taken.push(n);
+    n
 }
 
 impl Desktop {
