@@ -336,10 +336,18 @@ test('settings save through the command and are keyboard reachable', async () =>
     quietStart: '22:00',
     quietEnd: '07:30',
     launchAtLogin: true,
+    mutedProjects: ['proj-noisy'],
   });
   await page.click('#settings-test');
   await page.waitForFunction(() => document.getElementById('test-message').textContent.includes('Asked the tray'));
-  for (const id of ['set-interval', 'set-notifications', 'set-quiet-start', 'set-quiet-end', 'set-login']) {
+  for (const id of [
+    'set-interval',
+    'set-notifications',
+    'set-quiet-start',
+    'set-quiet-end',
+    'set-login',
+    'set-muted',
+  ]) {
     assert.ok(await page.$(`label[for="${id}"]`), `${id} has a label`);
   }
   await page.screenshot({ path: path.join(shots, 'settings.png') });
