@@ -23,6 +23,21 @@ pub fn pid_alive(pid: u32) -> bool {
     sys::pid_alive(pid)
 }
 
+/// Whether the pid exists, by signal 0 (a permission error still means it exists). A zombie
+/// exists too: each Unix backend adds its own zombie check on top.
+#[cfg(unix)]
+fn pid_exists(pid: u32) -> bool {
+    let Ok(raw) = libc::pid_t::try_from(pid) else {
+        return false;
+    };
+    if raw <= 0 {
+        return false;
+    }
+    // SAFETY: kill with signal 0 sends nothing; it only checks that the pid exists.
+    let rc = unsafe { libc::kill(raw, 0) };
+    rc == 0 || std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM)
+}
+
 /// What we know of one process.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ProcessInfo {

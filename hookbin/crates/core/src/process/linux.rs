@@ -5,17 +5,8 @@ use super::ProcessInfo;
 
 /// Signal 0 (a permission error still means the pid exists), then the zombie check.
 pub(super) fn pid_alive(pid: u32) -> bool {
-    let Ok(raw) = libc::pid_t::try_from(pid) else {
-        return false;
-    };
-    if raw <= 0 {
-        return false;
-    }
-    // SAFETY: kill with signal 0 sends nothing; it only checks that the pid exists.
-    let rc = unsafe { libc::kill(raw, 0) };
-    let exists = rc == 0 || std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM);
     // A zombie (dead, not yet reaped by its parent) still answers signal 0.
-    exists && process_info(pid).is_none_or(|info| info.state != 'Z')
+    super::pid_exists(pid) && process_info(pid).is_none_or(|info| info.state != 'Z')
 }
 
 /// `/proc/<pid>/stat`: `pid (comm) state ppid …`, field 22 the start time in clock ticks

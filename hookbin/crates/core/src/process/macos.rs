@@ -33,16 +33,7 @@ fn bsd_info(pid: u32) -> Option<libc::proc_bsdinfo> {
 /// Signal 0 (a permission error still means the pid exists), then the zombie check:
 /// `PROC_PIDTBSDINFO` also answers for zombies, with `pbi_status == SZOMB`.
 pub(super) fn pid_alive(pid: u32) -> bool {
-    let Ok(raw) = libc::pid_t::try_from(pid) else {
-        return false;
-    };
-    if raw <= 0 {
-        return false;
-    }
-    // SAFETY: kill with signal 0 sends nothing; it only checks that the pid exists.
-    let rc = unsafe { libc::kill(raw, 0) };
-    let exists = rc == 0 || std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM);
-    exists && bsd_info(pid).is_none_or(|info| info.pbi_status != STATUS_ZOMBIE)
+    super::pid_exists(pid) && bsd_info(pid).is_none_or(|info| info.pbi_status != STATUS_ZOMBIE)
 }
 
 /// One-letter state like Linux's for `pbi_status` (`SIDL`, `SRUN`, `SSLEEP`, `SSTOP`, `SZOMB`).
