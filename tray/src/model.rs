@@ -676,10 +676,11 @@ pub fn notification_text(sessions: &[Notified]) -> (String, String) {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
-    fn host(host: Host, registered: bool, hooks: HookStateKind) -> HostView {
+    /// A host line for tests (the offer rule's tests use it too).
+    pub(crate) fn host(host: Host, registered: bool, hooks: HookStateKind) -> HostView {
         HostView {
             host,
             name: host.display_name().into(),
@@ -735,7 +736,9 @@ mod tests {
         }
     }
 
-    fn snapshot(sessions: Vec<SessionView>) -> Snapshot {
+    /// A snapshot for tests: Fabric running, three hosts, `sessions`, noon (the offer rule's
+    /// tests use it too).
+    pub(crate) fn snapshot(sessions: Vec<SessionView>) -> Snapshot {
         Snapshot {
             fabric: FabricLine::Running {
                 origin: "http://127.0.0.1:47070".into(),

@@ -122,40 +122,15 @@ pub fn offer_notification(notify: &[Host]) -> (String, String) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::{FabricLine, HostView};
-    use companion_core::status::HostVersionStatus;
+    use crate::model::tests::host;
+    use crate::model::{self, HostView};
 
-    fn host(host: Host, registered: bool, hooks: HookStateKind) -> HostView {
-        HostView {
-            host,
-            name: host.display_name().to_string(),
-            registered,
-            hooks,
-            approval: None,
-            version: HostVersionStatus {
-                installed: None,
-                tested: companion_core::host_version::tested(host),
-                older_than_tested: false,
-                program: None,
-            },
-        }
-    }
-
+    /// The model's test snapshot with these hosts and notifications muted or not.
     fn snapshot(hosts: Vec<HostView>, muted: bool) -> Snapshot {
         Snapshot {
-            fabric: FabricLine::Running {
-                origin: "http://127.0.0.1:1".into(),
-            },
-            session_hooks_active: true,
             hosts,
-            sessions: Vec::new(),
-            recent_failure: false,
             notifications_muted: muted,
-            quiet_hours: None,
-            local_minute: 0,
-            muted_projects: BTreeSet::new(),
-            looked_at: None,
-            paused: false,
+            ..model::tests::snapshot(Vec::new())
         }
     }
 
