@@ -1,4 +1,4 @@
-//! Faults of the file system, for real (issue 15): a full disk (a small tmpfs mounted over
+//! Faults, for real (issue 15). Of the file system: a full disk (a small tmpfs mounted over
 //! the cache folder or a host's config folder) while the hooks write the spool and the log
 //! and while the installer writes a host's config; the cache folder read-only (a read-only
 //! tmpfs) or not a folder at all. Mounting needs root (CI runs as root); without it each test
@@ -8,6 +8,11 @@
 //! nothing is half-written (every JSON file parses, every log line is whole, no temp file is
 //! left); a host's config keeps its exact bytes and no partial backup is left; once space is
 //! back everything works again.
+//!
+//! Of Fabric: `fabric-mcp` printing garbage, closing its stdout, leaving a child holding the
+//! pipe; Fabric's pid alive but its hub never answering (the stand-in's `hub-silent` mode
+//! against a listener that accepts and never replies), for every hook, the worker, `status`
+//! and `watch-mail`; and the clock jumping back. Those need no root.
 
 #![cfg(target_os = "linux")] // tmpfs mounts, workers found in /proc
 
@@ -426,4 +431,351 @@ fn the_clock_jumping_back_freezes_no_count_and_strands_no_turn() {
     let out = home.hook("user-prompt-submit", "claude", &payload("UserPromptSubmit"));
     let context = claude_context(&out, "UserPromptSubmit");
     assert!(context.contains('4'), "the new mail is not said: {context}");
+}
+
+// ---- Fabric's pid alive, its hub not answering ---------------------------------------------
+
+/// A process standing for Fabric: alive as long as the test, killed and reaped after.
+struct FabricPid(std::process::Child);
+
+impl FabricPid {
+    fn start() -> FabricPid {
+        FabricPid(Command::new("sleep").arg("600").spawn().unwrap())
+    }
+    fn pid(&self) -> u32 {
+        self.0.id()
+    }
+}
+
+impl Drop for FabricPid {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// Fabric's hub on 127.0.0.1 that accepts every connection and never answers (the
+/// connections are held open until the test ends).
+struct SilentHub {
+    origin: String,
+    accepted: std::sync::Arc<std::sync::atomic::AtomicUsize>,
+}
+
+impl SilentHub {
+    fn start() -> SilentHub {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let origin = format!("http://{}", listener.local_addr().unwrap());
+        let accepted = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let count = accepted.clone();
+        std::thread::spawn(move || {
+            let mut held = Vec::new();
+            for stream in listener.incoming().flatten() {
+                count.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                held.push(stream);
+            }
+        });
+        SilentHub { origin, accepted }
+    }
+    fn accepted(&self) -> usize {
+        self.accepted.load(std::sync::atomic::Ordering::SeqCst)
+    }
+}
+
+/// A home where Fabric "runs": `hub.json` names a live process (not the test) and a hub that
+/// never answers, with session hooks; `fabric-mcp` is the stand-in in `hub-silent` mode (it
+/// takes its stdin, asks that hub and answers nothing), leaving a child in its process group.
+fn silent_fabric_home() -> (Home, FabricPid, SilentHub) {
+    let home = Home::new();
+    home.register("claude");
+    let fabric = FabricPid::start();
+    let hub = SilentHub::start();
+    let mut written = fabric_fake::files::Hub::new(fabric.pid());
+    written.origin = hub.origin.clone();
+    written.features = vec!["session-hooks/1".into()];
+    written.write(&home.fabric_dir()).unwrap();
+    home.fake.set_mode("hub-silent");
+    home.fake.set_leave_child();
+    (home, fabric, hub)
+}
+
+/// Far below the worker's Fabric budget (7 s) and the hosts' hook timeouts (5 s): a hook or
+/// `status` that waited on Fabric in any way is killed here and fails the test. A watchdog,
+/// not a measure of speed (that is `bench/hooks.sh`).
+const NO_WAIT_ON_FABRIC: Duration = Duration::from_secs(3);
+
+/// Runs `command` with `stdin` under [`NO_WAIT_ON_FABRIC`]; kills it and fails past it.
+fn run_without_waiting(mut command: Command, stdin: &[u8], what: &str) -> std::process::Output {
+    use std::process::Stdio;
+    command
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let mut child = command.spawn().unwrap();
+    let mut pipe = child.stdin.take().unwrap();
+    let payload = stdin.to_vec();
+    std::thread::spawn(move || {
+        use std::io::Write;
+        let _ = pipe.write_all(&payload);
+    });
+    let start = Instant::now();
+    loop {
+        if child.try_wait().unwrap().is_some() {
+            return child.wait_with_output().unwrap();
+        }
+        if start.elapsed() > NO_WAIT_ON_FABRIC {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!(
+                "{what} waited on a Fabric that does not answer (killed after {NO_WAIT_ON_FABRIC:?})"
+            );
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    }
+}
+
+fn hook_without_waiting(home: &Home, event: &str, name: &str) -> std::process::Output {
+    let out = run_without_waiting(
+        home.command(&["hook", event, "--host", "claude"]),
+        &home.payload("s1", name),
+        event,
+    );
+    assert!(
+        out.status.success() && out.stderr.is_empty(),
+        "{event}: {out:?}"
+    );
+    out
+}
+
+/// Every live process whose process group is `pgid` (zombies count: not reaped).
+fn group_members(pgid: u64) -> Vec<u64> {
+    let mut members = Vec::new();
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Some(pid) = entry.file_name().to_str().and_then(|n| n.parse().ok()) else {
+            continue;
+        };
+        let Ok(stat) = std::fs::read_to_string(entry.path().join("stat")) else {
+            continue;
+        };
+        // After "(comm) ": state, ppid, pgrp.
+        let pgrp = stat
+            .rsplit_once(") ")
+            .and_then(|(_, rest)| rest.split(' ').nth(2))
+            .and_then(|p| p.parse::<u64>().ok());
+        if pgrp == Some(pgid) {
+            members.push(pid);
+        }
+    }
+    members
+}
+
+/// Waits (a watchdog, `limit`) until `starts` stand-ins have started in all, no worker of
+/// `home` runs and the process group of every stand-in is empty: no `fabric-mcp`, no child of
+/// it, not even a zombie.
+fn assert_no_fabric_process_left(home: &Home, starts: usize, limit: Duration, what: &str) {
+    let start = Instant::now();
+    loop {
+        let groups: Vec<u64> = home
+            .fake
+            .starts()
+            .iter()
+            .filter_map(|s| s["pid"].as_u64())
+            .collect();
+        assert!(
+            groups.len() >= starts || start.elapsed() < limit,
+            "{what}: no fabric-mcp was started"
+        );
+        if groups.len() < starts {
+            std::thread::sleep(Duration::from_millis(20));
+            continue;
+        }
+        let workers = workers_in(home.path());
+        let left: Vec<u64> = groups.iter().flat_map(|&g| group_members(g)).collect();
+        if workers.is_empty() && left.is_empty() {
+            return;
+        }
+        assert!(
+            start.elapsed() < limit,
+            "{what}: after {limit:?} workers {workers:?} and fabric-mcp processes {left:?} remain"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// Fabric's pid is alive but its hub never answers, so `fabric-mcp` takes the requests and
+/// answers nothing. Every hook exits 0 without waiting on Fabric; the Stop's worker gives up
+/// at its deadline, logs the turn as unknown and leaves no process (the stand-in's whole
+/// process group, its child included, is gone); the turn stays pending (`observed.seq` not
+/// advanced, no board recorded) and the next worker, once Fabric answers, sends it with the
+/// same idempotency key; `status` answers at once with what it can know (Fabric running as
+/// `hub.json` says, that pid, no count for the session).
+#[test]
+fn fabric_alive_but_its_hub_silent_stops_no_hook_and_loses_no_turn() {
+    use fabric_client::worker::{FABRIC_BUDGET, GIT_BUDGET, idempotency_key};
+    // The worker's own deadline (git, then Fabric's budget) and some room for a busy machine.
+    let worker_deadline = GIT_BUDGET + FABRIC_BUDGET + Duration::from_secs(3);
+    let (home, fabric, hub) = silent_fabric_home();
+
+    let out = hook_without_waiting(&home, "session-start", "SessionStart");
+    let context = claude_context(&out, "SessionStart");
+    assert!(context.starts_with("Fabric is running"), "{context}");
+    hook_without_waiting(&home, "user-prompt-submit", "UserPromptSubmit");
+    hook_without_waiting(&home, "stop", "Stop");
+    let stopped = Instant::now();
+
+    // The worker started fabric-mcp, which asked the silent hub; the worker gave up at its
+    // deadline and left nothing behind.
+    assert_no_fabric_process_left(&home, 1, worker_deadline, "the Stop's worker");
+    let took = stopped.elapsed();
+    assert!(
+        hub.accepted() >= 1 && home.fake.hub_asks().iter().all(|a| a["connected"] == true),
+        "the stand-in never reached the hub: {:?}",
+        home.fake.hub_asks()
+    );
+    assert!(!home.fake.children().is_empty(), "no child was left to end");
+    let log = home.log_text();
+    assert!(
+        log.contains(" observe-turn claude s1 outcome=unknown")
+            || log.contains(" worker claude s1 outcome=unknown"),
+        "the turn's outcome is not logged as unknown:\n{log}"
+    );
+    assert!(home.fake.tool_calls("fabric_session_observe").is_empty());
+    let spool = companion_core::spool::Spool::at(home.spool("s1"));
+    assert_eq!(
+        spool.observed_seq(),
+        0,
+        "a turn Fabric never answered was marked sent"
+    );
+    let turns: Vec<u64> = spool.read_turns().iter().map(|t| t.seq).collect();
+    assert_eq!(turns, [1], "the turn is kept to be sent again");
+    assert!(
+        !home.spool("s1").join("board.json").exists(),
+        "a board from no answer"
+    );
+
+    // status, both forms, answers at once and says what is true.
+    let text = run_without_waiting(home.command(&["status"]), b"", "status");
+    assert!(text.status.success(), "{text:?}");
+    let text = stdout(&text);
+    assert!(text.contains("Fabric: running"), "{text}");
+    let json = run_without_waiting(home.command(&["status", "--json"]), b"", "status --json");
+    assert!(json.status.success(), "{json:?}");
+    let json: serde_json::Value = serde_json::from_slice(&json.stdout).unwrap();
+    assert_eq!(json["fabric"]["state"], "running", "{json}");
+    assert_eq!(json["fabric"]["pid"], fabric.pid(), "{json}");
+    assert_eq!(json["fabric"]["origin"], hub.origin.as_str(), "{json}");
+    assert_eq!(json["sessionHooks"], "active", "{json}");
+    let session = &json["sessions"][0];
+    assert_eq!(session["id"], "s1", "{json}");
+    assert_eq!(session["inTurn"], false, "{session}");
+    assert_eq!(session["lastTurn"]["seq"], 1, "{session}");
+    assert!(
+        session["board"].is_null(),
+        "a count Fabric never gave: {session}"
+    );
+
+    // Fabric answers again: the next Stop's worker sends the kept turn and the new one.
+    home.fake.set_mode("ready");
+    hook_without_waiting(&home, "user-prompt-submit", "UserPromptSubmit");
+    hook_without_waiting(&home, "stop", "Stop");
+    common::wait_until("both turns sent", Duration::from_secs(30), || {
+        spool.observed_seq() == 2
+    });
+    let session = companion_core::spool::SessionId::new("s1").unwrap();
+    let keys: Vec<String> = home
+        .fake
+        .tool_calls("fabric_session_observe")
+        .iter()
+        .map(|c| {
+            c["arguments"]["idempotencyKey"]
+                .as_str()
+                .unwrap()
+                .to_owned()
+        })
+        .collect();
+    assert_eq!(
+        keys,
+        [
+            idempotency_key(&session, "turn", 1),
+            idempotency_key(&session, "turn", 2)
+        ],
+        "the kept turn is sent once, before the new one"
+    );
+
+    // And the end, while the hub is silent again: the hook does not wait, its worker ends.
+    home.fake.set_mode("hub-silent");
+    hook_without_waiting(&home, "session-end", "SessionEnd");
+    assert_no_fabric_process_left(&home, 3, worker_deadline, "the SessionEnd's worker");
+    eprintln!(
+        "hub silent: the Stop's worker and its fabric-mcp were gone {:.1} s after the Stop",
+        took.as_secs_f64()
+    );
+}
+
+/// `watch-mail` against a live Fabric whose hub never answers: its look ends at the look
+/// deadline (10 s) with one line saying the board is unreadable because `fabric-mcp` did not
+/// answer in time and when it looks again, the stand-in's process group is gone, and it
+/// still exits 0 on the end of its stdin (the seed's way to stop it).
+#[test]
+fn watch_mail_against_a_silent_hub_says_so_at_its_deadline_and_leaves_nothing() {
+    use fabric_client::watch::engine::LOOK_DEADLINE;
+    use std::io::{BufRead, BufReader};
+    use std::process::Stdio;
+    let (home, _fabric, hub) = silent_fabric_home();
+    let mut child = home
+        .command(&["watch-mail", "--session-id", "s1", "--interval", "10"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let stdin = child.stdin.take().unwrap();
+    let stdout = child.stdout.take().unwrap();
+    let (send, lines) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+            let _ = send.send(line);
+        }
+    });
+    let started = Instant::now();
+    let line = lines
+        .recv_timeout(LOOK_DEADLINE + Duration::from_secs(5))
+        .unwrap_or_else(|e| {
+            let _ = child.kill();
+            panic!("no line from watch-mail by its look deadline: {e}")
+        });
+    let took = started.elapsed();
+    assert_eq!(
+        line,
+        "The project board is unreadable (fabric-mcp did not answer in time); watching again in 20s."
+    );
+    assert!(
+        took >= LOOK_DEADLINE - Duration::from_millis(500),
+        "gave up after {took:?}"
+    );
+    assert!(hub.accepted() >= 1, "the stand-in never reached the hub");
+    assert_no_fabric_process_left(&home, 1, Duration::from_secs(5), "watch-mail's look");
+
+    drop(stdin);
+    let start = Instant::now();
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if start.elapsed() > Duration::from_secs(2) {
+            let _ = child.kill();
+            panic!("watch-mail did not exit on the end of its stdin");
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    };
+    assert_eq!(status.code(), Some(0));
+    let mut stderr = String::new();
+    std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut stderr).unwrap();
+    assert!(stderr.is_empty(), "{stderr}");
+    assert!(lines.try_iter().next().is_none(), "a second line");
+    assert!(
+        home.log_text()
+            .contains(" watch-mail claude s1 outcome=unknown unreadable"),
+        "{}",
+        home.log_text()
+    );
 }

@@ -66,11 +66,15 @@ pub enum Mode {
     /// The process starts a `sleep` that inherits its stdout (so the pipe stays open), records
     /// it, and exits at once without speaking MCP.
     ForkHolder,
+    /// Fabric runs but its hub does not answer: the process reads its stdin (the requests
+    /// arrive and are taken), asks the hub named in `hub.json` (connects to its origin and
+    /// sends a request) and answers nothing while it waits for the hub's reply.
+    HubSilent,
 }
 
 impl Mode {
     /// Every mode, in the order the docs list them.
-    pub const ALL: [Mode; 10] = [
+    pub const ALL: [Mode; 11] = [
         Mode::Ready,
         Mode::Degraded,
         Mode::Unavailable,
@@ -81,6 +85,7 @@ impl Mode {
         Mode::Garbage,
         Mode::CloseStdout,
         Mode::ForkHolder,
+        Mode::HubSilent,
     ];
 
     /// The word written in the `mode` file.
@@ -96,6 +101,7 @@ impl Mode {
             Mode::Garbage => "garbage",
             Mode::CloseStdout => "close-stdout",
             Mode::ForkHolder => "fork-holder",
+            Mode::HubSilent => "hub-silent",
         }
     }
 }

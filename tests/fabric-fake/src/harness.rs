@@ -119,7 +119,8 @@ impl FakeFabric {
     }
 
     /// Sets the mode stand-ins started from now on use: `ready`, `degraded`, `unavailable`,
-    /// `refusal`, `crash`, `hang`, `hang-start`, `garbage`, `close-stdout` or `fork-holder`.
+    /// `refusal`, `crash`, `hang`, `hang-start`, `garbage`, `close-stdout`, `fork-holder` or
+    /// `hub-silent`.
     /// Panics on any other word.
     pub fn set_mode(&self, mode: &str) {
         let mode: Mode = mode.parse().unwrap_or_else(|e| panic!("{e}"));
@@ -144,6 +145,15 @@ impl FakeFabric {
     /// process group (its pid is in a `child` record, see [`FakeFabric::children`]).
     pub fn set_leave_child(&self) {
         self.set(state::LEAVE_CHILD_FILE, "1");
+    }
+
+    /// The records of stand-ins in `hub-silent` mode asking the hub: `{"event":"hub",
+    /// "pid":N,"origin":..,"connected":bool}`.
+    pub fn hub_asks(&self) -> Vec<Value> {
+        self.calls()
+            .into_iter()
+            .filter(|record| record["event"] == "hub")
+            .collect()
     }
 
     /// The pids of the children stand-ins left behind.

@@ -4,7 +4,10 @@
 //! At start it records itself in `calls.jsonl`, reads `mode` and `refusal-code`, then:
 //! `crash` exits 3 without speaking MCP; `hang-start` never answers anything; `garbage`
 //! prints lines that are not JSON-RPC until killed; `close-stdout` closes its stdout and
-//! waits; `fork-holder` leaves a `sleep` holding its stdout open and exits; every other
+//! waits; `fork-holder` leaves a `sleep` holding its stdout open and exits; `hub-silent`
+//! takes what arrives on stdin, connects to the origin `hub.json` names, sends a request and
+//! waits for a reply (answering nothing meanwhile), as a `fabric-mcp` whose hub accepts the
+//! connection and never answers; every other
 //! mode serves the tools below until stdin closes. `hang` answers `initialize` and
 //! `tools/list` but blocks the whole process on the first tool call. "Forever" is capped at
 //! [`HANG_LIMIT`] so that a fake a test forgot to kill does not outlive the run by much.
@@ -101,6 +104,49 @@ fn fork_holder(dir: &std::path::Path) -> ExitCode {
     }
 }
 
+/// `hub.json` where the stand-in looks for it: Fabric's folder under `$XDG_DATA_HOME` (else
+/// `~/.local/share`), the Linux layout the tests use.
+fn hub_json() -> Option<PathBuf> {
+    let data = std::env::var_os("XDG_DATA_HOME")
+        .filter(|v| !v.is_empty())
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".local/share")))?;
+    Some(data.join("passioncode-fabric").join(crate::files::HUB_FILE))
+}
+
+/// `hub-silent`: stdin is read (and dropped) on a thread so the caller's writes never block;
+/// the hub named in `hub.json` is asked over HTTP and its reply awaited (capped like
+/// [`hang`]); the attempt is recorded. Nothing is ever written to stdout. After the reply, an
+/// error, or a hub that cannot be reached, it keeps silent until killed (capped likewise).
+fn hub_silent(dir: &std::path::Path) -> ! {
+    use std::io::{Read, Write};
+    std::thread::spawn(|| {
+        let mut sink = [0u8; 4096];
+        let mut stdin = std::io::stdin();
+        while matches!(stdin.read(&mut sink), Ok(n) if n > 0) {}
+    });
+    let origin = hub_json()
+        .and_then(|path| std::fs::read(path).ok())
+        .and_then(|bytes| serde_json::from_slice::<Value>(&bytes).ok())
+        .and_then(|hub| hub["origin"].as_str().map(str::to_owned))
+        .unwrap_or_default();
+    let address = origin.strip_prefix("http://").unwrap_or(&origin).to_owned();
+    let stream = std::net::TcpStream::connect(&address);
+    let _ = state::append_record(
+        dir,
+        &state::hub_record(std::process::id(), &origin, stream.is_ok()),
+    );
+    if let Ok(mut stream) = stream {
+        let _ = stream.set_read_timeout(Some(HANG_LIMIT));
+        let request = format!("POST /mcp HTTP/1.1\r\nHost: {address}\r\nContent-Length: 0\r\n\r\n");
+        if stream.write_all(request.as_bytes()).is_ok() {
+            let mut reply = [0u8; 1];
+            let _ = stream.read(&mut reply);
+        }
+    }
+    hang()
+}
+
 /// Runs the server mode of `fabric-fake` and gives its exit code. Errors in the state folder
 /// are reported on stderr as one line, with exit code 2.
 pub fn run(session: Session) -> ExitCode {
@@ -151,6 +197,7 @@ pub fn run(session: Session) -> ExitCode {
             hang()
         }
         Mode::ForkHolder => return fork_holder(&dir),
+        Mode::HubSilent => hub_silent(&dir),
         _ => {}
     }
     let server = FakeServer {

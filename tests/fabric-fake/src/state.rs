@@ -5,7 +5,7 @@
 //! `refusal-code` (a contract refusal code, default `not_available`), `leave-child` (present:
 //! at start, the stand-in starts a `sleep` in its own process group and leaves it running, as
 //! a `fabric-mcp` whose own child outlives it), `calls.jsonl` (one JSON object per line, see
-//! [`start_record`], [`child_record`] and [`call_record`]).
+//! [`start_record`], [`child_record`], [`hub_record`] and [`call_record`]).
 
 use std::fs::{self, OpenOptions};
 use std::io::{self, ErrorKind, Write};
@@ -94,6 +94,12 @@ pub fn read_leave_child(dir: &Path) -> bool {
 /// The record of a child left behind: `{"event":"child","pid":N,"parent":N}`.
 pub fn child_record(pid: u32, parent: u32) -> Value {
     json!({"event": "child", "pid": pid, "parent": parent})
+}
+
+/// The record of a `hub-silent` stand-in asking the hub:
+/// `{"event":"hub","pid":N,"origin":..,"connected":bool}`.
+pub fn hub_record(pid: u32, origin: &str, connected: bool) -> Value {
+    json!({"event": "hub", "pid": pid, "origin": origin, "connected": connected})
 }
 
 /// The record of a tool call: `{"event":"call","argv":[...],"pid":N,"tool":..,"arguments":{..}}`.
