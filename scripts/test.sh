@@ -43,9 +43,10 @@ bash scripts/check-foreign.sh
 echo "== cargo build (the binaries the end-to-end tests start)"
 cargo build --workspace --locked
 echo "== cargo test"
-# The tray's end-to-end test opens the real dashboard (built by this same cargo test). Here a
-# desktop test may never skip itself: FABRIC_REQUIRE_DESKTOP_TESTS=1 turns "no virtual
-# desktop" into a failure. The dashboard's page types must be what the Rust types give (a
+# The tray's end-to-end test opens the real dashboard, and its load test (tray/tests/load.rs,
+# a minute: FABRIC_LOAD_SECS) runs it beside the tray under load (built by the cargo build
+# above). Here a desktop test may never skip itself: FABRIC_REQUIRE_DESKTOP_TESTS=1 turns "no
+# virtual desktop" (or no dashboard) into a failure. The dashboard's page types must be what the Rust types give (a
 # test of fabric-companion compares ui/src/types.ts with them).
 FABRIC_REQUIRE_DESKTOP_TESTS=1 FABRIC_E2E_COMPANION="$target_dir/debug/fabric-companion" \
   cargo test --workspace --locked

@@ -654,3 +654,49 @@ pub fn wire_claude_and_fabric(desktop: &Desktop) -> Child {
     fabric_fake::write_hub(&desktop.fabric_dir(), &["session-hooks/1"], fabric.id()).unwrap();
     fabric
 }
+
+/// One `Notify` call as dbus-monitor recorded it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NotifyCall {
+    /// When the bus saw it (seconds since the epoch, dbus-monitor's `time=`).
+    pub at: f64,
+    /// The notification it replaces (0: a new one).
+    pub replaces: u32,
+    pub summary: String,
+    pub body: String,
+}
+
+/// Each `Notify` call in dbus-monitor's record, with its time, in order.
+pub fn notify_calls(log: &str) -> Vec<NotifyCall> {
+    let quoted = |line: &str| -> Option<String> {
+        Some(
+            line.trim()
+                .strip_prefix("string \"")?
+                .strip_suffix('"')?
+                .to_string(),
+        )
+    };
+    let lines: Vec<&str> = log.lines().collect();
+    let mut calls = Vec::new();
+    for (i, line) in lines.iter().enumerate() {
+        if !line.starts_with("method call ") || !line.ends_with("member=Notify") {
+            continue;
+        }
+        let parsed = (|| {
+            let at = line
+                .split_whitespace()
+                .find_map(|w| w.strip_prefix("time="))?
+                .parse()
+                .ok()?;
+            let args = lines.get(i + 1..i + 6)?;
+            Some(NotifyCall {
+                at,
+                replaces: args[1].trim().strip_prefix("uint32 ")?.parse().ok()?,
+                summary: quoted(args[3])?,
+                body: quoted(args[4])?,
+            })
+        })();
+        calls.extend(parsed);
+    }
+    calls
+}
