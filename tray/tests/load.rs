@@ -11,11 +11,13 @@
 //! load.rs); the tray and the dashboard are both alive at the end; the tray's notifications
 //! follow the rules (`tray/src/model.rs`, the README): at most one a minute per session (so
 //! at most 20 × (⌊span / 60 s⌋ + 1) in all, where an unlimited tray would notify every
-//! rise), two for the same single session at least a minute apart, and a rise within the
-//! coalescing window replaces the notification on screen (`replaces_id` set) instead of
-//! stacking a new one; and the rises did drive notifications. Reported, not asserted: the
-//! tray's and the dashboard's CPU time over the load and their PSS (`smaps_rollup`; the
-//! dashboard with its WebKit processes).
+//! rise), every notification carrying a session's first rise or one due again, two for the
+//! same single session at least a minute apart, and a rise within the coalescing window
+//! replacing the notification on screen (`replaces_id` set) instead of stacking a new one;
+//! the rises did drive notifications; and a minute after the last one, a staggered rise and
+//! Stop in every session notifies every session again (limited, not silenced), in place.
+//! Reported, not asserted: the tray's and the dashboard's CPU time over the load and their
+//! PSS (`smaps_rollup`; the dashboard with its WebKit processes).
 //!
 //! The real dashboard is `$FABRIC_E2E_COMPANION` (scripts/test.sh sets it), else the
 //! `fabric-companion` beside the tray's executable; without either the test says it is
@@ -272,7 +274,7 @@ fn twenty_sessions_under_load_with_the_real_tray_and_dashboard_running() {
     let dashboard_cpu_before: f64 = process_tree(dashboard_pid).into_iter().map(cpu_secs).sum();
     let reader = Reader::start(paths.clone(), &sessions);
     let started = Instant::now();
-    let counts = load_support::drive(&sessions, secs, hook);
+    let counts = load_support::drive(&sessions, secs, hook.clone());
     let took = started.elapsed().as_secs_f64();
     let tray_cpu = cpu_secs(tray_pid) - tray_cpu_before;
     let dashboard_tree = process_tree(dashboard_pid);
@@ -287,6 +289,67 @@ fn twenty_sessions_under_load_with_the_real_tray_and_dashboard_running() {
     // Let the tray and the dashboard take in the last changes.
     std::thread::sleep(Duration::from_secs(3));
     let _ = desktop.shot("after-load");
+
+    // A minute after the first notification every session may notify again: limited, not
+    // silenced. When the load itself did not cross that minute (the tray notified no session
+    // again), one more rise and one more Stop for each session, staggered over 3 s, once the
+    // last notification is a minute old: every session notifies again. (Skipped, saying so,
+    // when a short FABRIC_LOAD_SECS would leave most of a minute to wait.)
+    let epoch_now = || {
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_secs_f64()
+    };
+    let before = notify_calls(&desktop.notify_text());
+    let first_at = before.first().map_or(0.0, |c| c.at);
+    let last_at = before.last().map_or(0.0, |c| c.at);
+    let wait = last_at + RATE_LIMIT + 1.0 - epoch_now();
+    let second_wave = if before.iter().any(|c| c.at >= first_at + RATE_LIMIT - 1.0) {
+        eprintln!(
+            "  the load crossed the minute: the tray notified again {:.1} s after its first notification",
+            before.last().unwrap().at - first_at
+        );
+        None
+    } else if wait <= 15.0 {
+        std::thread::sleep(Duration::from_secs_f64(wait.max(0.0)));
+        let wave_at = epoch_now();
+        desktop.fake.set_unread(rises + 10);
+        for (id, host) in &sessions {
+            for event in ["user-prompt-submit", "stop"] {
+                let out = hook(event, host, id);
+                assert!(out.status.success(), "{id}: {out:?}");
+            }
+            // Staggered, so the rises reach the tray in several batches within seconds.
+            std::thread::sleep(Duration::from_millis(150));
+        }
+        load_support::wait_for_workers(&paths, &counts);
+        wait_until(
+            "every session in a notification of the second wave",
+            WAIT,
+            || {
+                let mut listed = std::collections::BTreeSet::new();
+                for call in notify_calls(&desktop.notify_text()) {
+                    if call.at >= wave_at {
+                        listed.insert(call.summary.clone());
+                        listed.extend(call.body.split(", ").map(str::to_owned));
+                    }
+                }
+                sessions
+                    .iter()
+                    .all(|(id, _)| listed.contains(id))
+                    .then_some(())
+            },
+        );
+        std::thread::sleep(Duration::from_secs(2));
+        Some(wave_at)
+    } else {
+        eprintln!(
+            "  second wave not run: the last notification was {:.0} s before the load ended (FABRIC_LOAD_SECS={secs}); a minute later is {wait:.0} s away",
+            epoch_now() - last_at
+        );
+        None
+    };
 
     let tray_pss = pss_mb(tray_pid);
     let dashboard_pss = pss_mb(dashboard_pid);
@@ -354,6 +417,11 @@ fn twenty_sessions_under_load_with_the_real_tray_and_dashboard_running() {
             .iter()
             .filter_map(|id| first_raised.get(id))
             .any(|&at| call.at - at >= RATE_LIMIT - 1.0);
+        // A rise of sessions all on screen already goes into their notification.
+        assert!(
+            newcomer || call.replaces != 0,
+            "a notification of sessions already notified stacked a new one: {call:?}"
+        );
         assert!(
             newcomer || due,
             "a notification {:.1} s into the load with no session that may rise yet: {call:?}",
@@ -376,6 +444,15 @@ fn twenty_sessions_under_load_with_the_real_tray_and_dashboard_running() {
         }
     }
     let new = calls.iter().filter(|c| c.replaces == 0).count();
+    if let Some(wave_at) = second_wave {
+        let wave: Vec<&NotifyCall> = calls.iter().filter(|c| c.at >= wave_at).collect();
+        eprintln!(
+            "  second wave, {:.1} s after the first notification: {} Notify calls ({} new)",
+            wave_at - calls[0].at,
+            wave.len(),
+            wave.iter().filter(|c| c.replaces == 0).count()
+        );
+    }
     let displayed = desktop.run("dunstctl", &["count", "displayed"]);
 
     eprintln!(
