@@ -657,6 +657,10 @@ fn fabric_alive_but_its_hub_silent_stops_no_hook_and_loses_no_turn() {
     assert!(text.status.success(), "{text:?}");
     let text = stdout(&text);
     assert!(text.contains("Fabric: running"), "{text}");
+    assert!(
+        text.contains(" · unread unknown · "),
+        "a count Fabric never gave: {text}"
+    );
     let json = run_without_waiting(home.command(&["status", "--json"]), b"", "status --json");
     assert!(json.status.success(), "{json:?}");
     let json: serde_json::Value = serde_json::from_slice(&json.stdout).unwrap();
