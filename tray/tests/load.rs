@@ -345,7 +345,7 @@ fn twenty_sessions_under_load_with_the_real_tray_and_dashboard_running() {
         Some(wave_at)
     } else {
         eprintln!(
-            "  second wave not run: the last notification was {:.0} s before the load ended (FABRIC_LOAD_SECS={secs}); a minute later is {wait:.0} s away",
+            "  second wave not run: the last notification was {:.0} s ago (FABRIC_LOAD_SECS={secs}); a minute after it is {wait:.0} s away",
             epoch_now() - last_at
         );
         None
