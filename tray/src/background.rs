@@ -41,6 +41,10 @@ pub enum Command {
     /// A one-off notice (summary, body), e.g. where a session is when its window cannot be
     /// raised.
     Notice(String, String),
+    /// Show this view on the StatusNotifierItem (the item shell; the item lives here, on the
+    /// bus connection the notifications use).
+    #[cfg(all(unix, not(target_os = "macos")))]
+    Show(crate::model::TrayView),
     /// Stop everything (children of looks in flight are killed).
     Shutdown,
 }
@@ -54,6 +58,9 @@ pub enum Event {
     Focus(String),
     /// A notification of several sessions was clicked.
     OpenDashboard,
+    /// An item of the StatusNotifierItem's menu was clicked (the model's menu id).
+    #[cfg(all(unix, not(target_os = "macos")))]
+    Menu(String),
 }
 
 /// The handle of the background thread.
@@ -106,6 +113,25 @@ impl Background {
     }
 }
 
+/// The tray's one session-bus connection (notifications, and the item where it is shown),
+/// on this thread's runtime; `None` (said once) without a session bus.
+#[cfg(all(unix, not(target_os = "macos")))]
+async fn session_bus() -> Option<zbus::Connection> {
+    match tokio::time::timeout(Duration::from_secs(5), zbus::Connection::session()).await {
+        Ok(Ok(bus)) => Some(bus),
+        Ok(Err(error)) => {
+            tracing::warn!(%error, "no session bus: no notifications and no tray item");
+            None
+        }
+        Err(_) => {
+            tracing::warn!(
+                "the session bus did not answer in 5 s: no notifications and no tray item"
+            );
+            None
+        }
+    }
+}
+
 struct Engine {
     watcher: MailWatcher,
     events: mpsc::Receiver<fabric_client::watch::WatchEvent>,
@@ -125,12 +151,20 @@ async fn run(
 ) {
     let on_event = std::sync::Arc::new(on_event);
     let click = std::sync::Arc::clone(&on_event);
-    let mut notifier = Notifier::new(move |session: Option<&str>| {
+    let on_click = move |session: Option<&str>| {
         click(match session {
             Some(session) => Event::Focus(session.to_string()),
             None => Event::OpenDashboard,
         })
-    });
+    };
+    #[cfg(all(unix, not(target_os = "macos")))]
+    let bus = session_bus().await;
+    #[cfg(all(unix, not(target_os = "macos")))]
+    let mut notifier = Notifier::new(bus.as_ref(), on_click).await;
+    #[cfg(not(all(unix, not(target_os = "macos"))))]
+    let mut notifier = Notifier::new(on_click).await;
+    #[cfg(all(unix, not(target_os = "macos")))]
+    let mut item: Option<crate::sni::Sni> = None;
     // The engine starts with the first session to watch, and stops with the last.
     let mut engine: Option<Engine> = None;
     let mut watched: BTreeMap<String, Host> = BTreeMap::new();
@@ -187,6 +221,23 @@ async fn run(
                     fabric_pid = pid;
                     warning = warn;
                 }
+                #[cfg(all(unix, not(target_os = "macos")))]
+                Some(Command::Show(view)) => match (&item, &bus) {
+                    (Some(item), _) => {
+                        if let Err(error) = item.show(&view).await {
+                            tracing::warn!(%error, "cannot update the tray item");
+                        }
+                    }
+                    (None, Some(bus)) => {
+                        let menu = std::sync::Arc::clone(&on_event);
+                        let on_choice = std::sync::Arc::new(move |id: String| menu(Event::Menu(id)));
+                        match crate::sni::Sni::start(bus, &view, on_choice).await {
+                            Ok(started) => item = Some(started),
+                            Err(error) => tracing::error!(%error, "cannot create the tray item"),
+                        }
+                    }
+                    (None, None) => {}
+                },
                 Some(Command::TestNotification) => notifier.test().await,
                 Some(Command::Notice(summary, body)) => notifier.notice(&summary, &body).await,
                 Some(Command::Notify(actions)) => {

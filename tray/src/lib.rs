@@ -12,15 +12,20 @@
 //! - [`icon`]: the icon's pixels (base art, count, grey, warning mark).
 //! - [`background`]: one thread with a current-thread tokio runtime running the watch-mail
 //!   engine, the notifier and the Fabric pid check.
-//! - [`notifier`]: desktop notifications (notify-rust).
+//! - [`notifier`]: desktop notifications (freedesktop D-Bus, Windows toasts, macOS).
 //! - [`tray_host`], [`launcher`], [`clock`]: small platform helpers.
 //!
 //! The one-tray lock, finding our programs and the file watcher are the core's
 //! (`companion_core::{tray_lock, programs, file_watch, watched}`), shared with the dashboard.
-//! - [`shell`]: the tao event loop and tray-icon glue.
+//! - [`app`]: the entry (command line, lock, which shell runs).
+//! - [`controller`]: the same on every shell: snapshot → model → view, actions.
+//! - [`shell`]: the tray-icon shell (tao event loop; GTK on Linux, in `fabric-tray-xembed`).
+//! - [`sni`]: the GTK-free StatusNotifierItem shell (Linux and the BSDs).
 
+pub mod app;
 pub mod background;
 pub mod clock;
+pub mod controller;
 pub mod icon;
 pub mod launcher;
 pub mod model;
@@ -28,6 +33,8 @@ pub mod notifier;
 pub mod offers;
 pub mod shell;
 pub mod snapshot;
+#[cfg(all(unix, not(target_os = "macos")))]
+pub mod sni;
 pub mod tray_host;
 
-pub use shell::run;
+pub use app::run;

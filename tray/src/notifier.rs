@@ -1,6 +1,6 @@
 //! Desktop notifications, driven from the background thread's tokio runtime: on Linux and
-//! the BSDs through notify-rust's D-Bus client (its async API, so no thread per
-//! notification); on Windows through notify-rust's toasts, under the installed app's
+//! the BSDs through `org.freedesktop.Notifications` on the tray's one session-bus connection
+//! ([`freedesktop`]); on Windows through notify-rust's toasts, under the installed app's
 //! AppUserModelID (the one its Start menu shortcut carries, without which Windows drops
 //! them); on macOS through the User Notifications framework ([`macos`]).
 //!
@@ -12,19 +12,15 @@
 //! bus) is logged once; the tray carries on.
 
 use std::cell::Cell;
-#[cfg(all(unix, not(target_os = "macos")))]
-use std::collections::HashMap;
-#[cfg(all(unix, not(target_os = "macos")))]
-use std::rc::Rc;
 use std::sync::Arc;
 
-#[cfg(not(target_os = "macos"))]
+#[cfg(windows)]
 use notify_rust::Notification;
-#[cfg(all(unix, not(target_os = "macos")))]
-use notify_rust::NotificationHandle;
 
 use crate::model;
 
+#[cfg(all(unix, not(target_os = "macos")))]
+mod freedesktop;
 #[cfg(target_os = "macos")]
 mod macos;
 
@@ -33,26 +29,41 @@ pub const APP_NAME: &str = "Fabric Companion";
 
 /// What runs when a notification is clicked: its session's id, or `None` for several (or
 /// where the platform does not say which).
-type OnClick = dyn Fn(Option<&str>) + Send + Sync;
+pub(crate) type OnClick = dyn Fn(Option<&str>) + Send + Sync;
 
 /// Shows and withdraws notifications. Lives on the background thread.
 pub struct Notifier {
     #[cfg(all(unix, not(target_os = "macos")))]
-    handles: HashMap<String, Rc<NotificationHandle>>,
+    desktop: freedesktop::Desktop,
     #[cfg(target_os = "macos")]
     center: Result<macos::MacNotifier, macos::MacError>,
     failed_once: Cell<bool>,
+    #[cfg(not(all(unix, not(target_os = "macos"))))]
     on_click: Arc<OnClick>,
 }
 
 impl Notifier {
     /// `on_click` runs when a person clicks a notification: with its session's id, or `None`
-    /// for a notification of several sessions.
-    pub fn new(on_click: impl Fn(Option<&str>) + Send + Sync + 'static) -> Self {
+    /// for a notification of several sessions. Notifications go over `bus`, the tray's
+    /// session-bus connection (`None`: there is none, and each notification fails once).
+    /// Must run inside a `LocalSet`.
+    #[cfg(all(unix, not(target_os = "macos")))]
+    pub async fn new(
+        bus: Option<&zbus::Connection>,
+        on_click: impl Fn(Option<&str>) + Send + Sync + 'static,
+    ) -> Self {
         let on_click: Arc<OnClick> = Arc::new(on_click);
         Notifier {
-            #[cfg(all(unix, not(target_os = "macos")))]
-            handles: HashMap::new(),
+            desktop: freedesktop::Desktop::new(bus, on_click).await,
+            failed_once: Cell::new(false),
+        }
+    }
+
+    /// `on_click` runs when a person clicks a notification (macOS: it opens the dashboard).
+    #[cfg(not(all(unix, not(target_os = "macos"))))]
+    pub async fn new(on_click: impl Fn(Option<&str>) + Send + Sync + 'static) -> Self {
+        let on_click: Arc<OnClick> = Arc::new(on_click);
+        Notifier {
             #[cfg(target_os = "macos")]
             center: {
                 let click = Arc::clone(&on_click);
@@ -63,53 +74,22 @@ impl Notifier {
         }
     }
 
-    /// Raises (or replaces) the notification `key`. Must run inside a `LocalSet`.
+    /// Raises (or replaces) the notification `key`.
     #[cfg(all(unix, not(target_os = "macos")))]
     pub async fn raise(&mut self, key: &str, sessions: &[model::Notified]) {
         let (summary, body) = model::notification_text(sessions);
-        let (action, session) = match sessions {
+        let click = match sessions {
             [one] => ("Go to the session", Some(one.session.clone())),
             _ => ("Open Dashboard", None),
         };
-        let mut notification = Notification::new();
-        notification
-            .appname(APP_NAME)
-            .summary(&summary)
-            .body(&body)
-            .action("default", action);
-        if let Some(previous) = self.handles.get(key) {
-            notification.id(previous.id());
-        }
-        match notification.show_async().await {
-            Ok(handle) => {
-                self.failed_once.set(false);
-                let handle = Rc::new(handle);
-                self.handles.insert(key.to_string(), Rc::clone(&handle));
-                let on_click = Arc::clone(&self.on_click);
-                tokio::task::spawn_local(async move {
-                    let mut clicked = false;
-                    handle
-                        .wait_for_action_async(|response| {
-                            clicked = matches!(
-                                response,
-                                notify_rust::NotificationResponse::Default
-                            ) || matches!(
-                                response,
-                                notify_rust::NotificationResponse::Action(a) if a == "default"
-                            );
-                        })
-                        .await;
-                    if clicked {
-                        on_click(session.as_deref());
-                    }
-                });
-            }
-            Err(error) => {
-                if !self.failed_once.replace(true) {
-                    tracing::warn!(%error, "cannot show a desktop notification; carrying on without");
-                }
-            }
-        }
+        let shown = freedesktop::Shown {
+            app_name: APP_NAME,
+            summary: &summary,
+            body: &body,
+            click: Some(click),
+        };
+        let result = self.desktop.show(Some(key), shown).await;
+        self.shown(result);
     }
 
     /// The dashboard's "Send a test notification": a one-off, so a person can check that
@@ -131,15 +111,25 @@ impl Notifier {
                 .map(|center| center.show("notice", summary, body));
             self.shown(shown);
         }
-        #[cfg(not(target_os = "macos"))]
+        #[cfg(all(unix, not(target_os = "macos")))]
+        {
+            let shown = freedesktop::Shown {
+                app_name: APP_NAME,
+                summary,
+                body,
+                click: None,
+            };
+            let result = self.desktop.show(None, shown).await;
+            self.shown(result);
+        }
+        #[cfg(windows)]
         {
             let mut notification = Notification::new();
-            notification.appname(APP_NAME).summary(summary).body(body);
-            #[cfg(windows)]
-            notification.app_id(companion_core::paths::APP_IDENTIFIER);
-            #[cfg(all(unix, not(target_os = "macos")))]
-            let shown = notification.show_async().await.map(drop);
-            #[cfg(windows)]
+            notification
+                .appname(APP_NAME)
+                .app_id(companion_core::paths::APP_IDENTIFIER)
+                .summary(summary)
+                .body(body);
             let shown = notification.show().map(drop);
             self.shown(shown);
         }
@@ -148,9 +138,7 @@ impl Notifier {
     /// Closes the notification `key`, if one is shown.
     #[cfg(all(unix, not(target_os = "macos")))]
     pub async fn withdraw(&mut self, key: &str) {
-        if let Some(handle) = self.handles.remove(key) {
-            handle.close_async().await;
-        }
+        self.desktop.withdraw(key).await;
     }
 
     /// Windows: raises the session's notification as a toast (no replacing, no click action:

@@ -22,14 +22,23 @@ const BINARY_LIMIT: u64 = 512 * 1024 * 1024;
 /// Where the Linux package puts the three programs.
 pub const PACKAGED_BIN_DIR: &str = "/usr/bin";
 
+/// Where the Linux package keeps its helper programs (the tray's GTK shell).
+pub const PACKAGED_HELPER_DIR: &str = "/usr/lib/fabric-companion";
+
 /// The package's `fabric-session` when the running program is one of the package's (it runs
-/// from [`PACKAGED_BIN_DIR`]) and that file is there. `None` elsewhere: built from source, a
-/// program anywhere else, or not Linux.
+/// from [`PACKAGED_BIN_DIR`] or [`PACKAGED_HELPER_DIR`]) and that file is there. `None`
+/// elsewhere: built from source, a program anywhere else, or not Linux.
 pub fn packaged_program() -> Option<PathBuf> {
     if !cfg!(target_os = "linux") {
         return None;
     }
     let exe = std::env::current_exe().ok()?;
+    let exe = match exe.parent() {
+        Some(dir) if dir == Path::new(PACKAGED_HELPER_DIR) => {
+            Path::new(PACKAGED_BIN_DIR).join(exe.file_name()?)
+        }
+        _ => exe,
+    };
     packaged_program_in(&exe, Path::new(PACKAGED_BIN_DIR))
 }
 

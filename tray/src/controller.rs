@@ -1,0 +1,319 @@
+//! The tray's controller, the same on every shell: it takes a snapshot on each event, lets
+//! the model decide, hands the view to the shell's [`Surface`] and the notifications to the
+//! background thread, and runs menu actions and jumps to sessions.
+//!
+//! Owns the wiring of file events and the background thread to the model. Never draws
+//! anything itself: the shells ([`crate::shell`]: tray-icon; [`crate::sni`]: a
+//! StatusNotifierItem on the session bus) only apply a [`TrayView`].
+
+use std::collections::BTreeSet;
+use std::sync::Arc;
+use std::time::Duration;
+
+use companion_core::host::Host;
+use companion_core::paths::Paths;
+use companion_core::settings;
+use companion_core::{file_watch, watched};
+
+use crate::background::{self, Background, Command};
+use crate::model::{self, Action, Choice, Model, TrayView};
+use crate::{clock, launcher, offers, snapshot, tray_host};
+
+/// Events the controller receives from other threads (and the shell).
+#[derive(Debug, Clone)]
+pub enum UserEvent {
+    /// Files changed, or the background thread wants a fresh snapshot.
+    Refresh,
+    /// A menu item was chosen (the model's menu id).
+    Menu(String),
+    /// Jump to a session's window (its notification was clicked).
+    Focus(String),
+    /// Open the dashboard (a notification of several sessions was clicked).
+    OpenDashboard,
+    /// A jump finished (it runs on its own thread: tmux and the window manager may take a
+    /// moment); `from_notification` opens the dashboard when no window was raised.
+    Focused {
+        result: Result<session_focus::Raised, session_focus::FocusError>,
+        from_notification: bool,
+    },
+    /// The start-up check found no tray host on this desktop.
+    NoTrayHost,
+}
+
+/// How events reach the controller's thread (the shell's event loop or channel).
+pub type EventSink = Arc<dyn Fn(UserEvent) + Send + Sync>;
+
+/// Whether the shell's loop goes on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Flow {
+    Continue,
+    Quit,
+}
+
+/// What a shell draws: the icon and the menu of a view.
+pub trait Surface {
+    /// Shows `view`; `previous` is what was shown (`None` the first time), so a shell
+    /// replaces only what changed. `background` is there for shells that live on it.
+    fn show(&mut self, background: &Background, previous: Option<&TrayView>, view: &TrayView);
+    /// Takes the icon away.
+    fn close(&mut self);
+}
+
+/// The controller (lives on the shell's thread).
+pub struct Controller {
+    paths: Paths,
+    model: Model,
+    surface: Box<dyn Surface>,
+    shown: Option<TrayView>,
+    background: Option<Background>,
+    interval: Duration,
+    dashboard_opened_for_no_tray: bool,
+    /// Hosts whose first-run offer was notified in this run.
+    offers_notified: BTreeSet<Host>,
+    /// Why a window cannot be raised here was said once already.
+    said_why_not_raised: bool,
+    send: EventSink,
+}
+
+impl Controller {
+    /// Starts the file watcher, the background thread and (on Linux) the tray-host check;
+    /// everything they notice comes back through `send`.
+    pub fn start(paths: Paths, send: EventSink, surface: Box<dyn Surface>) -> anyhow::Result<Self> {
+        // Our own folders exist from the start, so they can be watched.
+        for dir in [&paths.cache_dir, &paths.config_dir] {
+            let _ = companion_core::fsutil::create_private_dir(dir);
+        }
+        let refresh = Arc::clone(&send);
+        file_watch::spawn(watched::watched_folders(&paths), move |_changes| {
+            refresh(UserEvent::Refresh);
+        })?;
+        let interval = Duration::from_secs(
+            settings::load(&settings::settings_path(&paths)).effective_interval_secs(),
+        );
+        let from_background = Arc::clone(&send);
+        let background = Background::start(paths.clone(), interval, move |event| {
+            from_background(match event {
+                background::Event::Refresh => UserEvent::Refresh,
+                background::Event::Focus(session) => UserEvent::Focus(session),
+                background::Event::OpenDashboard => UserEvent::OpenDashboard,
+                #[cfg(all(unix, not(target_os = "macos")))]
+                background::Event::Menu(id) => UserEvent::Menu(id),
+            });
+        })?;
+        if cfg!(target_os = "linux") {
+            spawn_tray_host_check(Arc::clone(&send));
+        }
+        Ok(Controller {
+            paths,
+            model: Model::default(),
+            surface,
+            shown: None,
+            background: Some(background),
+            interval,
+            dashboard_opened_for_no_tray: false,
+            offers_notified: BTreeSet::new(),
+            said_why_not_raised: false,
+            send,
+        })
+    }
+
+    /// Handles one event.
+    pub fn handle(&mut self, event: UserEvent) -> Flow {
+        match event {
+            UserEvent::Refresh => self.refresh(),
+            UserEvent::Focus(session) => self.focus(session, true),
+            UserEvent::OpenDashboard => open_dashboard(),
+            UserEvent::Focused {
+                result,
+                from_notification,
+            } => self.focused(result, from_notification),
+            UserEvent::NoTrayHost => self.no_tray_host(),
+            UserEvent::Menu(id) => match Choice::from_id(&id) {
+                Some(Choice::Action(action)) if self.act(action) => return Flow::Quit,
+                Some(Choice::Action(_)) | None => {}
+                Some(Choice::Focus(session)) => self.focus(session, false),
+            },
+        }
+        Flow::Continue
+    }
+
+    /// Takes a snapshot, decides, and applies the view and the notifications.
+    fn refresh(&mut self) {
+        let now = clock::now_unix();
+        let snap = snapshot::read(&self.paths, now);
+        let decision = model::decide(&self.model, &snap, now.max(0) as u64);
+        self.model = decision.model;
+        let settings = settings::load(&settings::settings_path(&self.paths));
+        let interval = Duration::from_secs(settings.effective_interval_secs());
+        // The first-run offer: menu items while it holds, one notification per host per run.
+        let dismissed = settings.dismissed_hook_offers.iter().copied().collect();
+        let offers = offers::decide_offers(&snap, &dismissed, &self.offers_notified);
+        self.offers_notified = offers.notified;
+        let mut view = decision.view;
+        view.menu = offers::with_offers(view.menu, &offers.menu);
+        if let Some(background) = &self.background {
+            if interval != self.interval {
+                self.interval = interval;
+                background.send(Command::Interval(interval));
+            }
+            background.send(Command::Watch(model::watch_set(&snap)));
+            let fabric_pid = match snap.fabric {
+                model::FabricLine::Running { .. } => {
+                    companion_core::hub::read_fabric_state(&self.paths.hub_json())
+                        .hub()
+                        .map(|hub| hub.pid)
+                }
+                model::FabricLine::Down { .. } => None,
+            };
+            background.send(Command::Check {
+                fabric_pid,
+                warning: snap.recent_failure,
+            });
+            if !decision.notifications.is_empty() {
+                background.send(Command::Notify(decision.notifications));
+            }
+            if !offers.notify.is_empty() {
+                let (summary, body) = offers::offer_notification(&offers.notify);
+                background.send(Command::Notice(summary, body));
+            }
+            // The dashboard asks for a test notification by dropping a request file; only the
+            // tray notifies. Taking the file first makes one request one notification.
+            let request = self.paths.test_notification_request();
+            if std::fs::remove_file(&request).is_ok() {
+                background.send(Command::TestNotification);
+            }
+        }
+        self.apply(view);
+    }
+
+    fn apply(&mut self, view: TrayView) {
+        let previous = self.shown.take();
+        if let Some(background) = &self.background {
+            self.surface.show(background, previous.as_ref(), &view);
+        }
+        self.shown = Some(view);
+    }
+
+    /// Runs a menu action; true when the tray should quit.
+    fn act(&mut self, action: Action) -> bool {
+        let now = clock::now_unix();
+        let pause = |until: Option<i64>| {
+            let path = settings::settings_path(&self.paths);
+            let mut current = settings::load(&path);
+            current.notifications_paused_until = until.map(clock::format_rfc3339);
+            if let Err(error) = settings::save(&path, &current) {
+                tracing::warn!(%error, "cannot save the pause");
+            }
+        };
+        match action {
+            Action::PauseHour => pause(Some(now + 3600)),
+            Action::PauseUntilTomorrow => pause(Some(clock::next_local_midnight(now))),
+            Action::Resume => pause(None),
+            Action::OpenDashboard => open_dashboard(),
+            Action::SetUpHooks(host) => match launcher::open_dashboard_hooks(host) {
+                Ok(program) => tracing::info!(program = %program.display(), "dashboard started"),
+                Err(error) => tracing::warn!(%error, "cannot open the dashboard"),
+            },
+            Action::DismissOffer(host) => {
+                let path = settings::settings_path(&self.paths);
+                let mut current = settings::load(&path);
+                if !current.dismissed_hook_offers.contains(&host) {
+                    current.dismissed_hook_offers.push(host);
+                }
+                if let Err(error) = settings::save(&path, &current) {
+                    tracing::warn!(%error, "cannot save the dismissed offer");
+                }
+            }
+            Action::OpenHookLog => {
+                let log = self.paths.hook_log();
+                if let Err(error) = launcher::open_file(&log) {
+                    tracing::warn!(%error, "cannot open the hook log");
+                }
+            }
+            Action::Quit => return true,
+        }
+        tracing::info!(action = action.id(), "menu action");
+        false
+    }
+
+    /// Jumps to a session's window on a thread of its own; the result comes back as
+    /// [`UserEvent::Focused`].
+    fn focus(&self, session: String, from_notification: bool) {
+        let sessions_dir = self.paths.sessions_dir();
+        let send = Arc::clone(&self.send);
+        let spawned = std::thread::Builder::new()
+            .name("focus".into())
+            .spawn(move || {
+                let result = session_focus::focus(&sessions_dir, &session);
+                send(UserEvent::Focused {
+                    result,
+                    from_notification,
+                });
+            });
+        if let Err(error) = spawned {
+            tracing::warn!(%error, "cannot start jumping to the session");
+        }
+    }
+
+    /// Says where the session is when no window was raised (why, once); a notification's
+    /// click then opens the dashboard, which lists the sessions.
+    fn focused(
+        &mut self,
+        result: Result<session_focus::Raised, session_focus::FocusError>,
+        from_notification: bool,
+    ) {
+        match &result {
+            Ok(raised) => tracing::info!(%raised, "jumped to the session"),
+            Err(error) => tracing::info!(code = error.exit_code(), "no window raised"),
+        }
+        if let Some((summary, body)) = model::focus_notice(&result, self.said_why_not_raised) {
+            if matches!(result, Err(session_focus::FocusError::NotAllowed { .. })) {
+                self.said_why_not_raised = true;
+            }
+            if let Some(background) = &self.background {
+                background.send(Command::Notice(summary, body));
+            }
+            if from_notification {
+                open_dashboard();
+            }
+        }
+    }
+
+    fn no_tray_host(&mut self) {
+        if self.dashboard_opened_for_no_tray {
+            return;
+        }
+        self.dashboard_opened_for_no_tray = true;
+        tracing::warn!("{}", tray_host::NO_TRAY_HELP);
+        eprintln!("fabric-tray: {}", tray_host::NO_TRAY_HELP);
+        open_dashboard();
+    }
+
+    /// Ends the tray: the icon goes, the background thread stops (children of looks in
+    /// flight are killed).
+    pub fn stop(&mut self) {
+        self.surface.close();
+        if let Some(background) = self.background.take() {
+            background.shutdown();
+        }
+    }
+}
+
+/// Looks for a tray host a few seconds after start (a panel may start after us at login).
+fn spawn_tray_host_check(send: EventSink) {
+    let _ = std::thread::Builder::new()
+        .name("tray-host-check".into())
+        .spawn(move || {
+            std::thread::sleep(Duration::from_secs(3));
+            if !tray_host::tray_host_present() {
+                send(UserEvent::NoTrayHost);
+            }
+        });
+}
+
+fn open_dashboard() {
+    match launcher::open_dashboard() {
+        Ok(program) => tracing::info!(program = %program.display(), "dashboard started"),
+        Err(error) => tracing::warn!(%error, "cannot open the dashboard"),
+    }
+}

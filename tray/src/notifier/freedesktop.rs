@@ -1,0 +1,170 @@
+//! Notifications on Linux and the BSDs: `org.freedesktop.Notifications` over the tray's one
+//! session-bus connection (the same one that serves the StatusNotifierItem where there is a
+//! watcher), on the background thread's tokio runtime: no connection, thread or runtime per
+//! notification.
+//!
+//! Owns the notification ids: one per key on screen (a new raise of a key replaces it in
+//! place, a withdraw closes it), and which session a click on each id jumps to. A click is
+//! the server's `ActionInvoked` signal with the default action; `NotificationClosed` forgets
+//! the id. Never sends message content: only the summary and body the model wrote.
+
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::rc::Rc;
+use std::sync::Arc;
+
+use futures_util::StreamExt;
+use zbus::Connection;
+use zbus::Variant;
+
+/// The freedesktop notification server's interface (the calls and signals we use).
+#[zbus::proxy(
+    interface = "org.freedesktop.Notifications",
+    default_service = "org.freedesktop.Notifications",
+    default_path = "/org/freedesktop/Notifications"
+)]
+trait Notifications {
+    #[allow(clippy::too_many_arguments)]
+    fn notify(
+        &self,
+        app_name: &str,
+        replaces_id: u32,
+        app_icon: &str,
+        summary: &str,
+        body: &str,
+        actions: &[&str],
+        hints: HashMap<&str, Variant<'_>>,
+        expire_timeout: i32,
+    ) -> zbus::Result<u32>;
+
+    fn close_notification(&self, id: u32) -> zbus::Result<()>;
+
+    #[zbus(signal)]
+    fn action_invoked(&self, id: u32, action_key: &str) -> zbus::Result<()>;
+
+    #[zbus(signal)]
+    fn notification_closed(&self, id: u32, reason: u32) -> zbus::Result<()>;
+}
+
+/// The action key a click on the notification's body sends.
+const DEFAULT_ACTION: &str = "default";
+
+/// What a click on a notification asks for: its session, or `None` for several.
+type Clicks = Rc<RefCell<HashMap<u32, Option<String>>>>;
+
+/// One notification to show.
+pub struct Shown<'a> {
+    pub app_name: &'a str,
+    pub summary: &'a str,
+    pub body: &'a str,
+    /// The default action's label and what a click on it means; `None`: no action.
+    pub click: Option<(&'a str, Option<String>)>,
+}
+
+/// The notification client. Lives on the background thread (inside its `LocalSet`).
+pub struct Desktop {
+    proxy: Option<NotificationsProxy<'static>>,
+    /// Key → the id on screen.
+    ids: HashMap<String, u32>,
+    clicks: Clicks,
+}
+
+impl Desktop {
+    /// A client on `bus` (`None`: no session bus; every show fails with that reason).
+    /// `on_click` runs for a click on a notification's default action.
+    pub async fn new(bus: Option<&Connection>, on_click: Arc<super::OnClick>) -> Self {
+        let clicks: Clicks = Rc::default();
+        let mut proxy = None;
+        if let Some(bus) = bus {
+            match NotificationsProxy::new(bus).await {
+                Ok(p) => {
+                    listen(&p, Rc::clone(&clicks), on_click).await;
+                    proxy = Some(p);
+                }
+                Err(error) => tracing::warn!(%error, "no notification proxy"),
+            }
+        }
+        Desktop {
+            proxy,
+            ids: HashMap::new(),
+            clicks,
+        }
+    }
+
+    /// Shows a notification; with `key`, it replaces the one of that key on screen.
+    pub async fn show(&mut self, key: Option<&str>, shown: Shown<'_>) -> Result<(), String> {
+        let proxy = self.proxy.as_ref().ok_or("no session bus")?;
+        let replaces = key.and_then(|k| self.ids.get(k)).copied().unwrap_or(0);
+        let actions: Vec<&str> = match &shown.click {
+            Some((label, _)) => vec![DEFAULT_ACTION, label],
+            None => Vec::new(),
+        };
+        let id = proxy
+            .notify(
+                shown.app_name,
+                replaces,
+                "",
+                shown.summary,
+                shown.body,
+                &actions,
+                HashMap::new(),
+                -1,
+            )
+            .await
+            .map_err(|error| error.to_string())?;
+        if let Some(key) = key {
+            self.ids.insert(key.to_string(), id);
+        }
+        let mut clicks = self.clicks.borrow_mut();
+        match shown.click {
+            Some((_, target)) => clicks.insert(id, target),
+            None => clicks.remove(&id),
+        };
+        Ok(())
+    }
+
+    /// Closes the notification of `key`, if one is on screen.
+    pub async fn withdraw(&mut self, key: &str) {
+        let (Some(id), Some(proxy)) = (self.ids.remove(key), self.proxy.as_ref()) else {
+            return;
+        };
+        self.clicks.borrow_mut().remove(&id);
+        if let Err(error) = proxy.close_notification(id).await {
+            tracing::debug!(%error, "closing a notification");
+        }
+    }
+}
+
+/// Follows the server's clicks and closes for as long as the connection lives.
+async fn listen(
+    proxy: &NotificationsProxy<'static>,
+    clicks: Clicks,
+    on_click: Arc<super::OnClick>,
+) {
+    let (invoked, closed) = match (
+        proxy.receive_action_invoked().await,
+        proxy.receive_notification_closed().await,
+    ) {
+        (Ok(invoked), Ok(closed)) => (invoked, closed),
+        (Err(error), _) | (_, Err(error)) => {
+            tracing::warn!(%error, "notification clicks will not be followed");
+            return;
+        }
+    };
+    let on_invoked = Rc::clone(&clicks);
+    tokio::task::spawn_local(invoked.for_each(move |signal| {
+        if let Ok(args) = signal.args()
+            && args.action_key == DEFAULT_ACTION
+            && let Some(target) = on_invoked.borrow().get(&args.id)
+        {
+            on_click(target.as_deref());
+        }
+        std::future::ready(())
+    }));
+    tokio::task::spawn_local(closed.for_each(move |signal| {
+        if let Ok(args) = signal.args() {
+            clicks.borrow_mut().remove(&args.id);
+        }
+        std::future::ready(())
+    }));
+}
