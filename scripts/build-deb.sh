@@ -5,7 +5,9 @@
 #                                   # what the installed-package test uses)
 #
 # The three programs go to /usr/bin: the dashboard (fabric-companion), the tray and the hook
-# binary as it ships (scripts/build-hook-binary.sh: static on Linux). Tauri's bundler builds
+# binary as it ships (scripts/build-hook-binary.sh: static on Linux); the tray's GTK shell,
+# which the tray becomes on a desktop with only an XEmbed tray, to
+# /usr/lib/fabric-companion/fabric-tray-xembed. Tauri's bundler builds
 # the package from src-tauri/tauri.bundle.conf.json (the desktop entry, the tray's autostart
 # entry in /etc/xdg/autostart, the Claude Code plugin in /usr/share/fabric-companion, the
 # licences); this script generates what that config names under src-tauri/package/ (the
@@ -86,6 +88,8 @@ for entry in market["plugins"]:
 save(".claude-plugin/marketplace.json", market)
 PY
 python3 packaging/linux/third-party-notices.py | gzip -9n > "$package/third-party-notices.txt.gz"
+# The tray's GTK shell, built with the tray by prepare-sidecars.
+cp "$target_dir/$profile/fabric-tray-xembed" "$package/fabric-tray-xembed"
 
 # ---- Tauri's bundle -----------------------------------------------------------------------
 bundle_dir="$target_dir/$profile/bundle/deb"
@@ -112,9 +116,10 @@ printf 'Source: fabric-companion\n\nPackage: fabric-companion\nArchitecture: any
   > "$work/debian/control"
 shlibs=$(cd "$work" && dpkg-shlibdeps -O \
   -eroot/usr/bin/fabric-companion -eroot/usr/bin/fabric-tray -eroot/usr/bin/fabric-session \
+  -eroot/usr/lib/fabric-companion/fabric-tray-xembed \
   2>/dev/null | sed -n 's/^shlibs:Depends=//p')
 [ -n "$shlibs" ] || { echo "build-deb: dpkg-shlibdeps found no dependency" >&2; exit 1; }
-# The tray loads its AppIndicator library with dlopen, so no linker record names it.
+# The tray's GTK shell loads its AppIndicator library with dlopen, so no linker record names it.
 depends="$shlibs, libayatana-appindicator3-1 | libappindicator3-1"
 python3 - "$work/root/DEBIAN/control" "$depends" "$maintainer" <<'PY'
 import sys

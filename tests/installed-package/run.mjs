@@ -28,7 +28,7 @@ const HOSTS_ENV = path.join(process.env.FABRIC_TEST_HOSTS_CACHE ?? path.join(os.
 const SLOW = 90000;
 // The command our installer and the shipped plugin write for the package's program.
 const GUARDED = '[ ! -x /usr/bin/fabric-session ] || /usr/bin/fabric-session hook ';
-const PROGRAMS = ['/usr/bin/fabric-companion', '/usr/bin/fabric-tray', '/usr/bin/fabric-session'];
+const PROGRAMS = ['/usr/bin/fabric-companion', '/usr/bin/fabric-tray', '/usr/bin/fabric-session', '/usr/lib/fabric-companion/fabric-tray-xembed'];
 
 const children = [];
 let home;
@@ -200,6 +200,7 @@ function checkPackageFile() {
     './usr/bin/fabric-companion',
     './usr/bin/fabric-tray',
     './usr/bin/fabric-session',
+    './usr/lib/fabric-companion/fabric-tray-xembed',
     './etc/xdg/autostart/fabric-tray.desktop',
     './usr/share/applications/fabric-companion.desktop',
     './usr/share/fabric-companion/claude-plugin/hooks/hooks.json',
@@ -427,7 +428,8 @@ async function main() {
   const again = run('/bin/bash', ['-c', startCommand], { env: env(), cwd: path.join(home, 'work/proj'), input: payload.replace('installed-codex-1', 'installed-codex-2') });
   check('after the upgrade the same hook command runs the new program', again.status === 0 && again.stdout.trim().length > 0, `exit ${again.status}`);
 
-  check('the tray still runs before the removal', packagePids().some((p) => p.endsWith(':/usr/bin/fabric-tray')), packagePids().join(' '));
+  // Under trayer (XEmbed only) fabric-tray has become its GTK shell, fabric-tray-xembed.
+  check('the tray still runs before the removal', packagePids().some((p) => p.endsWith(':/usr/lib/fabric-companion/fabric-tray-xembed')), packagePids().join(' '));
 
   // Removal: the person's host configs, byte for byte, before and after.
   const hostFiles = ['.codex/hooks.json', '.codex/config.toml', '.claude/settings.json', '.claude.json'].map((f) => path.join(home, f));
