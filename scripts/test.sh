@@ -3,7 +3,8 @@
 # formatting, lints with warnings denied (for Linux, and for Windows and macOS cross-checked
 # from here), and runs every test: the hooks' and installer's
 # integration tests, watch-mail, jumping to a session (`focus`, under Xvfb with openbox, xterm
-# and tmux), the tray (under Xvfb with dunst and trayer), the dashboard's
+# and tmux), the tray (under Xvfb with dunst, and trayer or a real StatusNotifierItem host:
+# status-notifier-watcher with gtk-sni-tray-standalone), the dashboard's
 # unit, browser (Debian's Chromium) and end-to-end tests (the real WebKit webview through
 # tauri-driver), the real agent hosts, and the Linux package installed and removed.
 set -euo pipefail
@@ -16,6 +17,7 @@ packages=(
   xvfb xauth x11-utils xdotool imagemagick dbus dbus-x11 dunst trayer webkit2gtk-driver chromium
   python3 fish zsh
   openbox xterm tmux
+  haskell-status-notifier-item-utils haskell-gtk-sni-tray-utils
 )
 . scripts/packages.sh
 ensure_packages "${packages[@]}"
