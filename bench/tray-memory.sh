@@ -58,10 +58,10 @@ tree_pids() {
   done
   echo "${all[@]}"
 }
-pss_kb() { # sum of Pss over the tree of $1
-  local sum=0 v
+pss_kb() { # sum of Pss (or the field $2, e.g. Pss_Anon) over the tree of $1
+  local sum=0 v field=${2:-Pss}
   for p in $(tree_pids "$1"); do
-    v=$(awk '/^Pss:/ {print $2}' /proc/"$p"/smaps_rollup 2>/dev/null || echo 0)
+    v=$(awk -v f="$field:" '$1 == f {print $2}' /proc/"$p"/smaps_rollup 2>/dev/null || echo 0)
     sum=$((sum + ${v:-0}))
   done
   echo "$sum"
@@ -75,14 +75,17 @@ ticks() { # utime + stime over the tree of $1
   echo "$sum"
 }
 hz=$(getconf CLK_TCK)
-# Idles IDLE seconds, then prints "PSS-MB | CPU-%" for the trees of the given pids.
+# Idles IDLE seconds, then prints "PSS-MB (anon MB) | CPU-%" for the trees of the given pids.
 measure() {
-  local before=0 after=0 pss=0 p
+  local before=0 after=0 pss=0 anon=0 p
   for p in "$@"; do before=$((before + $(ticks "$p"))); done
   sleep "$IDLE"
-  for p in "$@"; do after=$((after + $(ticks "$p"))); pss=$((pss + $(pss_kb "$p"))); done
-  awk -v k="$pss" -v d="$((after - before))" -v hz="$hz" -v s="$IDLE" \
-    'BEGIN { printf "%.1f MB | %.2f %%", k / 1024, 100 * d / hz / s }'
+  for p in "$@"; do
+    after=$((after + $(ticks "$p")))
+    pss=$((pss + $(pss_kb "$p"))); anon=$((anon + $(pss_kb "$p" Pss_Anon)))
+  done
+  awk -v k="$pss" -v a="$anon" -v d="$((after - before))" -v hz="$hz" -v s="$IDLE" \
+    'BEGIN { printf "%.1f MB (anonymous %.1f MB) | %.2f %%", k / 1024, a / 1024, 100 * d / hz / s }'
 }
 gtk_loaded() { # "no GTK" or "GTK loaded", from the tray's own mappings
   grep -q 'libgtk-3' /proc/"$1"/maps 2>/dev/null && echo "GTK loaded" || echo "no GTK"
@@ -160,6 +163,23 @@ echo "measuring the XEmbed tray (${IDLE} s idle)…" >&2
 desktop xembed
 row=$(measure "$tray_pid")
 rows+=("| XEmbed tray alone ($(basename "$(readlink /proc/"$tray_pid"/exe)"), $(gtk_loaded "$tray_pid")) | $row |")
+
+# A side-by-side baseline when asked: BASELINE_TRAY=<an older fabric-tray> on the same
+# XEmbed desktop, after the XEmbed row, in this run.
+if [[ -n ${BASELINE_TRAY:-} ]]; then
+  for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
+  wait 2>/dev/null || true
+  pids=()
+  echo "measuring the baseline tray $BASELINE_TRAY (${IDLE} s idle)…" >&2
+  current=$tray; tray=$BASELINE_TRAY
+  desktop xembed
+  rows+=("| baseline: $BASELINE_TRAY on the XEmbed desktop | $(measure "$tray_pid") |")
+  tray=$current
+  for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
+  wait 2>/dev/null || true
+  pids=()
+  desktop xembed
+fi
 
 if [[ -n $companion ]]; then
   echo "measuring with the dashboard open…" >&2

@@ -165,6 +165,9 @@ async fn run(
     let mut notifier = Notifier::new(on_click).await;
     #[cfg(all(unix, not(target_os = "macos")))]
     let mut item: Option<crate::sni::Sni> = None;
+    // The connection the item is made on; dropped after a failure, which is said once.
+    #[cfg(all(unix, not(target_os = "macos")))]
+    let mut item_bus = bus.clone();
     // The engine starts with the first session to watch, and stops with the last.
     let mut engine: Option<Engine> = None;
     let mut watched: BTreeMap<String, Host> = BTreeMap::new();
@@ -222,7 +225,7 @@ async fn run(
                     warning = warn;
                 }
                 #[cfg(all(unix, not(target_os = "macos")))]
-                Some(Command::Show(view)) => match (&item, &bus) {
+                Some(Command::Show(view)) => match (&item, &item_bus) {
                     (Some(item), _) => {
                         if let Err(error) = item.show(&view).await {
                             tracing::warn!(%error, "cannot update the tray item");
@@ -233,7 +236,10 @@ async fn run(
                         let on_choice = std::sync::Arc::new(move |id: String| menu(Event::Menu(id)));
                         match crate::sni::Sni::start(bus, &view, on_choice).await {
                             Ok(started) => item = Some(started),
-                            Err(error) => tracing::error!(%error, "cannot create the tray item"),
+                            Err(error) => {
+                                tracing::error!(%error, "cannot create the tray item");
+                                item_bus = None;
+                            }
                         }
                     }
                     (None, None) => {}
