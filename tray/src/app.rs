@@ -204,6 +204,7 @@ fn become_xembed() -> ShellLoop {
 
 /// Where `fabric-tray-xembed` is: beside us (a build folder, a bundle), or in
 /// `../lib/fabric-companion/` (the Linux package puts helper programs there).
+#[cfg(unix)]
 fn xembed_program() -> Option<PathBuf> {
     let exe = std::env::current_exe().ok()?;
     let dir = exe.parent()?;
