@@ -642,33 +642,15 @@ fn notifications_never_nag_on_a_real_desktop() {
 /// The programs of the StatusNotifierItem desktop, beside the virtual desktop's.
 const SNI_PROGRAMS: [&str; 2] = ["status-notifier-watcher", "gtk-sni-tray-standalone"];
 
-/// Whether the StatusNotifierItem host can run here (as [`desktop_available`] does: a skip
-/// says why, and fails under `$FABRIC_REQUIRE_DESKTOP_TESTS=1`).
+/// Whether the StatusNotifierItem host can run here (a skip says why, as for the desktop).
 fn sni_host_available(test: &str) -> bool {
-    if !desktop_available(test) {
-        return false;
-    }
-    let path = std::env::var_os("PATH").unwrap_or_default();
-    let missing: Vec<&str> = SNI_PROGRAMS
-        .into_iter()
-        .filter(|program| !std::env::split_paths(&path).any(|dir| dir.join(program).is_file()))
-        .collect();
-    if missing.is_empty() {
-        return true;
-    }
-    let why = format!(
-        "no StatusNotifierItem host here: {} not found on PATH (packages haskell-status-notifier-item-utils, haskell-gtk-sni-tray-utils)",
-        missing.join(", ")
-    );
-    if std::env::var_os(REQUIRE).is_some_and(|v| v == "1") {
-        panic!("{test}: {why}; ${REQUIRE}=1 says this test must run");
-    }
-    use std::io::Write;
-    let _ = writeln!(
-        std::io::stderr().lock(),
-        "SKIPPED {test}: {why}. scripts/test.sh installs them and runs it."
-    );
-    false
+    desktop_available(test)
+        && programs_available(
+            test,
+            &SNI_PROGRAMS,
+            "no StatusNotifierItem host here",
+            "haskell-status-notifier-item-utils, haskell-gtk-sni-tray-utils",
+        )
 }
 
 impl Desktop {

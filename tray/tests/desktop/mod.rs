@@ -34,16 +34,28 @@ pub const DESKTOP_PROGRAMS: [&str; 9] = [
 /// and why (a plain `cargo test --workspace` on a machine without a display passes), unless
 /// `$FABRIC_REQUIRE_DESKTOP_TESTS` is `1`, as in `scripts/test.sh`: then it fails.
 pub fn desktop_available(test: &str) -> bool {
+    programs_available(
+        test,
+        &DESKTOP_PROGRAMS,
+        "no virtual desktop here",
+        "xvfb, x11-utils, xdotool, imagemagick, dbus, dunst, trayer",
+    )
+}
+
+/// Whether `programs` are all on `PATH`; if not, a skip that says what is missing (`what`)
+/// and from which `packages`, or a failure under `$FABRIC_REQUIRE_DESKTOP_TESTS=1`.
+pub fn programs_available(test: &str, programs: &[&str], what: &str, packages: &str) -> bool {
     let path = std::env::var_os("PATH").unwrap_or_default();
-    let missing: Vec<&str> = DESKTOP_PROGRAMS
-        .into_iter()
+    let missing: Vec<&str> = programs
+        .iter()
+        .copied()
         .filter(|program| !std::env::split_paths(&path).any(|dir| dir.join(program).is_file()))
         .collect();
     if missing.is_empty() {
         return true;
     }
     let why = format!(
-        "no virtual desktop here: {} not found on PATH (packages xvfb, x11-utils, xdotool, imagemagick, dbus, dunst, trayer)",
+        "{what}: {} not found on PATH (packages {packages})",
         missing.join(", ")
     );
     if std::env::var_os(REQUIRE).is_some_and(|v| v == "1") {
