@@ -133,7 +133,8 @@ desktop() {
   ( "$session_bin" hook session-start < "$payload" >/dev/null; "$session_bin" hook stop < "$payload" >/dev/null; exec sleep 100000 ) &
   pids+=($!)
 
-  FABRIC_SESSION_BIN=$session_bin FABRIC_COMPANION_BIN=${companion:-/nonexistent} \
+  env "${tray_env[@]}" FABRIC_SESSION_BIN="$session_bin" \
+    FABRIC_COMPANION_BIN="${companion:-/nonexistent}" \
     "$tray" 2>"$d/tray.log" & tray_pid=$!; pids+=("$tray_pid")
   local shown=
   for _ in $(seq 300); do
@@ -150,6 +151,7 @@ desktop() {
   [[ -n $shown ]] || { echo "the $kind tray did not show" >&2; cat "$d/tray.log" >&2; exit 1; }
 }
 
+tray_env=()
 rows=()
 echo "measuring the StatusNotifierItem tray (${IDLE} s idle)…" >&2
 desktop sni
@@ -163,6 +165,21 @@ echo "measuring the XEmbed tray (${IDLE} s idle)…" >&2
 desktop xembed
 row=$(measure "$tray_pid")
 rows+=("| XEmbed tray alone ($(basename "$(readlink /proc/"$tray_pid"/exe)"), $(gtk_loaded "$tray_pid")) | $row |")
+
+# The same tray with GDK's GL probe (what the GTK shell did before it set GDK_GL=disable for
+# itself): GDK_GL set, to nothing, is left alone.
+for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
+wait 2>/dev/null || true
+pids=()
+echo "measuring the XEmbed tray with GDK's GL probe (${IDLE} s idle)…" >&2
+tray_env=(GDK_GL=)
+desktop xembed
+rows+=("| XEmbed tray with GDK's GL probe (GDK_GL set empty: the GTK shell before this change) | $(measure "$tray_pid") |")
+tray_env=()
+for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
+wait 2>/dev/null || true
+pids=()
+desktop xembed
 
 # A side-by-side baseline when asked: BASELINE_TRAY=<an older fabric-tray> on the same
 # XEmbed desktop, after the XEmbed row, in this run.

@@ -186,10 +186,19 @@ fn become_xembed() -> ShellLoop {
             Some(program) => {
                 tracing::info!(program = %program.display(), "an XEmbed tray only: the GTK shell");
                 // Named fabric-tray still (GTK's program name and window class come from it).
-                let error = std::process::Command::new(&program)
+                let mut command = std::process::Command::new(&program);
+                command
                     .arg0("fabric-tray")
-                    .args(std::env::args_os().skip(1))
-                    .exec();
+                    .args(std::env::args_os().skip(1));
+                // GDK probes GLX at start, which maps the GL driver (Mesa's llvmpipe with
+                // libLLVM: 29 MB); a tray icon draws nothing with GL. The programs the tray
+                // starts get the variable taken out again (`launcher`).
+                if std::env::var_os("GDK_GL").is_none() {
+                    command
+                        .env("GDK_GL", "disable")
+                        .env(crate::launcher::GDK_GL_SET_BY_TRAY, "1");
+                }
+                let error = command.exec();
                 tracing::warn!(%error, program = %program.display(), "cannot start the GTK shell");
             }
             None => tracing::warn!("{XEMBED_PROGRAM} is not installed beside fabric-tray"),

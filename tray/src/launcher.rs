@@ -5,14 +5,28 @@
 use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
 
-use companion_core::detach::spawn_detached;
+use companion_core::detach::spawn_detached_without;
 use companion_core::programs::{self, Program, Search};
+
+/// Set beside `GDK_GL=disable` when the tray set that for its own GTK (see
+/// `app::become_xembed`): the programs it starts get the person's environment back.
+pub const GDK_GL_SET_BY_TRAY: &str = "FABRIC_TRAY_SET_GDK_GL";
+
+/// Starts `program` detached, without what the tray set for itself only.
+fn spawn_detached(program: &Path, args: &[&OsStr]) -> std::io::Result<()> {
+    let ours: &[&str] = if std::env::var_os(GDK_GL_SET_BY_TRAY).is_some() {
+        &["GDK_GL", GDK_GL_SET_BY_TRAY]
+    } else {
+        &[]
+    };
+    spawn_detached_without(program, args, ours)
+}
 
 /// Opens the dashboard, found by [`companion_core::programs`]. Errors say what was missing.
 pub fn open_dashboard() -> std::io::Result<PathBuf> {
     let program = programs::find(Program::Companion, Search::BesideOrPath)
         .map_err(|error| std::io::Error::new(std::io::ErrorKind::NotFound, error.to_string()))?;
-    spawn_detached(&program, &[] as &[&OsStr])?;
+    spawn_detached(&program, &[])?;
     Ok(program)
 }
 
@@ -20,7 +34,8 @@ pub fn open_dashboard() -> std::io::Result<PathBuf> {
 pub fn open_dashboard_hooks(host: companion_core::host::Host) -> std::io::Result<PathBuf> {
     let program = programs::find(Program::Companion, Search::BesideOrPath)
         .map_err(|error| std::io::Error::new(std::io::ErrorKind::NotFound, error.to_string()))?;
-    spawn_detached(&program, &["--view", "hooks", "--host", host.cli_name()])?;
+    let args = ["--view", "hooks", "--host", host.cli_name()].map(OsStr::new);
+    spawn_detached(&program, &args)?;
     Ok(program)
 }
 

@@ -18,7 +18,19 @@ use std::process::{Command, Stdio};
 
 /// Starts `program` with `args`, detached. Returns once it has been started.
 pub fn spawn_detached<S: AsRef<OsStr>>(program: &Path, args: &[S]) -> std::io::Result<()> {
+    spawn_detached_without(program, args, &[])
+}
+
+/// [`spawn_detached`], with the variables `unset` taken out of the program's environment.
+pub fn spawn_detached_without<S: AsRef<OsStr>>(
+    program: &Path,
+    args: &[S],
+    unset: &[&str],
+) -> std::io::Result<()> {
     let mut command = Command::new(program);
+    for name in unset {
+        command.env_remove(name);
+    }
     command
         .args(args)
         .stdin(Stdio::null())
