@@ -161,6 +161,14 @@ fn expect_dashboard_start(desktop: &mut Desktop, n: usize, tray_pid: u32, what: 
         None => wait_until(what, WAIT, || companion_starts(desktop).get(n - 1).copied()),
     };
     desktop.procs.extra_pids.push(pid);
+    // What the tray's GTK shell set for itself (GDK_GL=disable) is not passed on.
+    let environ = std::fs::read(format!("/proc/{pid}/environ")).unwrap_or_default();
+    assert!(
+        !environ
+            .split(|b| *b == 0)
+            .any(|var| var.starts_with(b"GDK_GL=") || var.starts_with(b"FABRIC_TRAY_SET_GDK_GL=")),
+        "the dashboard inherited the tray's own GDK_GL"
+    );
     assert_ne!(ppid, tray_pid, "the dashboard is not the tray's child");
     assert_eq!(sid, pid, "the dashboard leads its own session");
     if real.is_some() {
@@ -271,7 +279,15 @@ fn the_tray_on_a_real_desktop() {
     );
     assert!(install.status.success(), "install-host-hooks: {install:?}");
     // Fabric's process: a `sleep` we reap ourselves when it dies (a zombie still has a pid).
-    let mut fabric = Command::new("sleep").arg("3600").spawn().unwrap();
+    let mut fabric = Command::new("sleep")
+        .arg("3600")
+        // Never the test's own output: a process left by a failed test must not hold the
+        // pipe a runner reads (the run would wait for it for an hour).
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
     let fabric_pid = fabric.id();
     desktop.fake.set_unread(0);
     fabric_fake::write_hub(&desktop.fabric_dir(), &["session-hooks/1"], fabric_pid).unwrap();

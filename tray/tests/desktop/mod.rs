@@ -661,7 +661,15 @@ pub fn wire_claude_and_fabric(desktop: &Desktop) -> Child {
         ],
     );
     assert!(install.status.success(), "{install:?}");
-    let fabric = Command::new("sleep").arg("3600").spawn().unwrap();
+    let fabric = Command::new("sleep")
+        .arg("3600")
+        // Never the test's own output: a process left by a failed test must not hold the
+        // pipe a runner reads (the run would wait for it for an hour).
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
     desktop.fake.set_unread(0);
     fabric_fake::write_hub(&desktop.fabric_dir(), &["session-hooks/1"], fabric.id()).unwrap();
     fabric
