@@ -211,15 +211,14 @@ fn become_xembed() -> ShellLoop {
     item_loop()
 }
 
-/// Where `fabric-tray-xembed` is: beside us (a build folder, a bundle), or in
-/// `../lib/fabric-companion/` (the Linux package puts helper programs there).
+/// Where `fabric-tray-xembed` is: beside us (a build folder, a bundle), or in the Linux
+/// package's folder of helper programs.
 #[cfg(unix)]
 fn xembed_program() -> Option<PathBuf> {
     let exe = std::env::current_exe().ok()?;
-    let dir = exe.parent()?;
     [
-        dir.join(XEMBED_PROGRAM),
-        dir.join("../lib/fabric-companion").join(XEMBED_PROGRAM),
+        exe.parent()?.join(XEMBED_PROGRAM),
+        std::path::Path::new(stable_binary::PACKAGED_HELPER_DIR).join(XEMBED_PROGRAM),
     ]
     .into_iter()
     .find(|candidate| candidate.is_file())

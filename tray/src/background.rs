@@ -225,7 +225,7 @@ async fn run(
                     warning = warn;
                 }
                 #[cfg(all(unix, not(target_os = "macos")))]
-                Some(Command::Show(view)) => match (&item, &item_bus) {
+                Some(Command::Show(view)) => match (&mut item, &item_bus) {
                     (Some(item), _) => {
                         if let Err(error) = item.show(&view).await {
                             tracing::warn!(%error, "cannot update the tray item");

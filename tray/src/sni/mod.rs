@@ -19,7 +19,7 @@ use zbus::names::WellKnownName;
 
 use crate::background::{Background, Command};
 use crate::controller::{Controller, EventSink, Flow, Surface, UserEvent};
-use crate::model::TrayView;
+use crate::model::{IconState, TrayView};
 
 use item::{ITEM_PATH, Item};
 use menu::{DbusMenu, MENU_PATH, Tree};
@@ -68,6 +68,8 @@ impl Surface for ItemSurface {
 /// The item on the bus (lives on the background thread).
 pub struct Sni {
     bus: Connection,
+    /// The icon the item shows (its pixmaps and tooltip are drawn from it).
+    icon: IconState,
 }
 
 impl Sni {
@@ -105,27 +107,25 @@ impl Sni {
                 }
             }
         });
-        Ok(Sni { bus: bus.clone() })
+        Ok(Sni {
+            bus: bus.clone(),
+            icon: view.icon.clone(),
+        })
     }
 
-    /// Shows `view`: new pixels and tooltip signal `NewIcon`/`NewToolTip`, a new menu
-    /// `LayoutUpdated`.
-    pub async fn show(&self, view: &TrayView) -> zbus::Result<()> {
+    /// Shows `view`: a new icon is drawn and signalled (`NewIcon`, and `NewToolTip`: the
+    /// tooltip says the icon's count), a new menu gets `LayoutUpdated`.
+    pub async fn show(&mut self, view: &TrayView) -> zbus::Result<()> {
         let server = self.bus.object_server();
-        let item = server.interface::<_, Item>(ITEM_PATH).await?;
-        let icon = item::pixmaps(&view.icon);
-        let tip = tooltip(view);
-        let (icon_changed, tip_changed) = {
-            let mut current = item.get_mut().await;
-            let changed = (current.icon != icon, current.tooltip != tip);
-            current.icon = icon;
-            current.tooltip = tip;
-            changed
-        };
-        if icon_changed {
+        if view.icon != self.icon {
+            let item = server.interface::<_, Item>(ITEM_PATH).await?;
+            {
+                let mut current = item.get_mut().await;
+                current.icon = item::pixmaps(&view.icon);
+                current.tooltip = tooltip(view);
+            }
+            self.icon = view.icon.clone();
             Item::new_icon(item.signal_emitter()).await?;
-        }
-        if tip_changed {
             Item::new_tool_tip(item.signal_emitter()).await?;
         }
         let menu = server.interface::<_, DbusMenu>(MENU_PATH).await?;
