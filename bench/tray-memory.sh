@@ -39,9 +39,8 @@ fi
 work=$(mktemp -d)
 pids=()
 cleanup() {
-  for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
   [[ -n ${dash_pid:-} ]] && kill "$dash_pid" 2>/dev/null || true
-  wait 2>/dev/null || true
+  end_desktop
   rm -rf "$work"
 }
 trap cleanup EXIT
@@ -151,52 +150,25 @@ desktop() {
   [[ -n $shown ]] || { echo "the $kind tray did not show" >&2; cat "$d/tray.log" >&2; exit 1; }
 }
 
+# Ends the running desktop (its processes, and the tray on it).
+end_desktop() {
+  for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
+  wait 2>/dev/null || true
+  pids=()
+}
+
 tray_env=()
 rows=()
 echo "measuring the StatusNotifierItem tray (${IDLE} s idle)…" >&2
 desktop sni
 row=$(measure "$tray_pid")
 rows+=("| StatusNotifierItem tray alone ($(basename "$(readlink /proc/"$tray_pid"/exe)"), $(gtk_loaded "$tray_pid")) | $row |")
-for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
-wait 2>/dev/null || true
-pids=()
+end_desktop
 
 echo "measuring the XEmbed tray (${IDLE} s idle)…" >&2
 desktop xembed
 row=$(measure "$tray_pid")
 rows+=("| XEmbed tray alone ($(basename "$(readlink /proc/"$tray_pid"/exe)"), $(gtk_loaded "$tray_pid")) | $row |")
-
-# The same tray with GDK's GL probe (what the GTK shell did before it set GDK_GL=disable for
-# itself): GDK_GL set, to nothing, is left alone.
-for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
-wait 2>/dev/null || true
-pids=()
-echo "measuring the XEmbed tray with GDK's GL probe (${IDLE} s idle)…" >&2
-tray_env=(GDK_GL=)
-desktop xembed
-rows+=("| XEmbed tray with GDK's GL probe (GDK_GL set empty: the GTK shell before this change) | $(measure "$tray_pid") |")
-tray_env=()
-for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
-wait 2>/dev/null || true
-pids=()
-desktop xembed
-
-# A side-by-side baseline when asked: BASELINE_TRAY=<an older fabric-tray> on the same
-# XEmbed desktop, after the XEmbed row, in this run.
-if [[ -n ${BASELINE_TRAY:-} ]]; then
-  for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
-  wait 2>/dev/null || true
-  pids=()
-  echo "measuring the baseline tray $BASELINE_TRAY (${IDLE} s idle)…" >&2
-  current=$tray; tray=$BASELINE_TRAY
-  desktop xembed
-  rows+=("| baseline: $BASELINE_TRAY on the XEmbed desktop | $(measure "$tray_pid") |")
-  tray=$current
-  for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
-  wait 2>/dev/null || true
-  pids=()
-  desktop xembed
-fi
 
 if [[ -n $companion ]]; then
   echo "measuring with the dashboard open…" >&2
@@ -219,6 +191,26 @@ if [[ -n $companion ]]; then
   rows+=("| XEmbed tray after the dashboard closed | $(measure "$tray_pid") |")
 else
   rows+=("| with the dashboard | skipped: no fabric-companion release binary |")
+fi
+end_desktop
+
+# The same tray with GDK's GL probe (what the GTK shell did before it set GDK_GL=disable for
+# itself): GDK_GL set, to nothing, is left alone.
+echo "measuring the XEmbed tray with GDK's GL probe (${IDLE} s idle)…" >&2
+tray_env=(GDK_GL=)
+desktop xembed
+rows+=("| XEmbed tray with GDK's GL probe (GDK_GL set empty: the GTK shell before this change) | $(measure "$tray_pid") |")
+tray_env=()
+end_desktop
+
+# A side-by-side baseline when asked: BASELINE_TRAY=<an older fabric-tray> on the same
+# XEmbed desktop, in this run.
+if [[ -n ${BASELINE_TRAY:-} ]]; then
+  echo "measuring the baseline tray $BASELINE_TRAY (${IDLE} s idle)…" >&2
+  tray=$BASELINE_TRAY
+  desktop xembed
+  rows+=("| baseline: $BASELINE_TRAY on the XEmbed desktop | $(measure "$tray_pid") |")
+  end_desktop
 fi
 
 out=$root/bench/results

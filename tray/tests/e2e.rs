@@ -197,6 +197,28 @@ fn expect_dashboard_start(desktop: &mut Desktop, n: usize, tray_pid: u32, what: 
     wait_until("the dashboard to end", WAIT, || gone(pid).then_some(()));
 }
 
+/// Starts the tray with the watch interval at its floor (10 s: fast pid checks), the
+/// dashboard's stand-in (or the real one) and fabric-session beside it as the app bundles it;
+/// returns its pid and that fabric-session.
+fn start_tray(desktop: &mut Desktop) -> (u32, PathBuf) {
+    let companion = companion_program(desktop);
+    std::fs::create_dir_all(desktop.config_dir()).unwrap();
+    std::fs::write(
+        desktop.config_dir().join("settings.json"),
+        r#"{"watchIntervalSecs": 10}"#,
+    )
+    .unwrap();
+    let session_bin = session_binary();
+    let mut tray = desktop.command(TRAY);
+    tray.env("FABRIC_COMPANION_BIN", &companion)
+        .env("FABRIC_SESSION_BIN", &session_bin)
+        .env(
+            "FABRIC_TRAY_LOG",
+            "info,rmcp=warn,notify=warn,fabric_tray=debug",
+        );
+    (desktop.spawn_logged("fabric-tray", tray), session_bin)
+}
+
 #[test]
 fn the_tray_on_a_real_desktop() {
     if !desktop_available("the_tray_on_a_real_desktop") {
@@ -206,26 +228,7 @@ fn the_tray_on_a_real_desktop() {
     let shots = desktop.shots.clone();
     eprintln!("screenshots and logs in {}", shots.display());
 
-    let companion = companion_program(&desktop);
-
-    // Fast pid checks: the watch interval at its floor (10 s).
-    std::fs::create_dir_all(desktop.config_dir()).unwrap();
-    std::fs::write(
-        desktop.config_dir().join("settings.json"),
-        r#"{"watchIntervalSecs": 10}"#,
-    )
-    .unwrap();
-
-    // The tray, with fabric-session beside it as the app bundles it.
-    let session_bin = session_binary();
-    let mut tray = desktop.command(TRAY);
-    tray.env("FABRIC_COMPANION_BIN", &companion)
-        .env("FABRIC_SESSION_BIN", &session_bin)
-        .env(
-            "FABRIC_TRAY_LOG",
-            "info,rmcp=warn,notify=warn,fabric_tray=debug",
-        );
-    let tray_pid = desktop.spawn_logged("fabric-tray", tray);
+    let (tray_pid, session_bin) = start_tray(&mut desktop);
 
     // 1. The icon embeds, grey: Fabric is down and no host is wired.
     let icon = wait_until("the tray icon to embed in trayer", WAIT, || {
@@ -808,19 +811,7 @@ fn the_tray_as_a_status_notifier_item() {
     let mut desktop = Desktop::start("as-a-status-notifier-item", false);
     eprintln!("screenshots and logs in {}", desktop.shots.display());
     let bar = desktop.start_sni_host();
-    let companion = companion_program(&desktop);
-    std::fs::create_dir_all(desktop.config_dir()).unwrap();
-    std::fs::write(
-        desktop.config_dir().join("settings.json"),
-        r#"{"watchIntervalSecs": 10}"#,
-    )
-    .unwrap();
-    let session_bin = session_binary();
-    let mut tray = desktop.command(TRAY);
-    tray.env("FABRIC_COMPANION_BIN", &companion)
-        .env("FABRIC_SESSION_BIN", &session_bin)
-        .env("FABRIC_TRAY_LOG", "info,fabric_tray=debug");
-    let tray_pid = desktop.spawn_logged("fabric-tray", tray);
+    let (tray_pid, session_bin) = start_tray(&mut desktop);
 
     // 1. The item registers; the process is fabric-tray itself and no GTK is loaded.
     let item_name = format!("org.kde.StatusNotifierItem-{tray_pid}-1");
