@@ -1,7 +1,9 @@
 //! The Anthropic Messages API, as much as a host needs to finish a turn: one assistant text
 //! block with the fixed reply, `stop_reason: end_turn`, as a JSON message or as the SSE event
 //! sequence (`message_start`, `content_block_start`, `ping`, `content_block_delta`,
-//! `content_block_stop`, `message_delta`, `message_stop`); a token count; a model list.
+//! `content_block_stop`, `message_delta`, `message_stop`); or one `tool_use` block
+//! (`stop_reason: tool_use`, its input streamed as one `input_json_delta`) when the script
+//! calls a tool ([`crate::script`]); a token count; a model list.
 
 use serde_json::{Value, json};
 
@@ -86,6 +88,75 @@ pub fn message_stream(request: &Value, id: &str, reply: &str, input_tokens: u64)
             json!({"type": "message_delta",
                    "delta": {"stop_reason": "end_turn", "stop_sequence": null},
                    "usage": {"output_tokens": output_tokens}}),
+        ),
+        ("message_stop", json!({"type": "message_stop"})),
+    ];
+    events
+        .iter()
+        .map(|(name, data)| sse_event(Some(name), data))
+        .collect()
+}
+
+/// The non-streaming answer calling `name` with `input`.
+pub fn tool_use(request: &Value, id: &str, name: &str, input: &Value, input_tokens: u64) -> Value {
+    json!({
+        "id": id,
+        "type": "message",
+        "role": "assistant",
+        "model": model_of(request),
+        "content": [{"type": "tool_use", "id": format!("toolu_{id}"), "name": name, "input": input}],
+        "stop_reason": "tool_use",
+        "stop_sequence": null,
+        "usage": usage(input_tokens, 10),
+    })
+}
+
+/// The streaming answer calling `name` with `input`, as the SSE body.
+pub fn tool_use_stream(
+    request: &Value,
+    id: &str,
+    name: &str,
+    input: &Value,
+    input_tokens: u64,
+) -> String {
+    let events = [
+        (
+            "message_start",
+            json!({
+                "type": "message_start",
+                "message": {
+                    "id": id,
+                    "type": "message",
+                    "role": "assistant",
+                    "model": model_of(request),
+                    "content": [],
+                    "stop_reason": null,
+                    "stop_sequence": null,
+                    "usage": usage(input_tokens, 1),
+                },
+            }),
+        ),
+        (
+            "content_block_start",
+            json!({"type": "content_block_start", "index": 0,
+                   "content_block": {"type": "tool_use", "id": format!("toolu_{id}"),
+                                     "name": name, "input": {}}}),
+        ),
+        ("ping", json!({"type": "ping"})),
+        (
+            "content_block_delta",
+            json!({"type": "content_block_delta", "index": 0,
+                   "delta": {"type": "input_json_delta", "partial_json": input.to_string()}}),
+        ),
+        (
+            "content_block_stop",
+            json!({"type": "content_block_stop", "index": 0}),
+        ),
+        (
+            "message_delta",
+            json!({"type": "message_delta",
+                   "delta": {"stop_reason": "tool_use", "stop_sequence": null},
+                   "usage": {"output_tokens": 10}}),
         ),
         ("message_stop", json!({"type": "message_stop"})),
     ];

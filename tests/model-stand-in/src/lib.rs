@@ -13,13 +13,19 @@
 //! request is recorded (method, path, query, body, the status answered): in memory for the
 //! library's [`StandIn`], and as one JSON line per request for the binary ([`record`]).
 //!
-//! It never calls out anywhere, never tells the model's reply apart by what was asked, and
-//! never decides anything for a test: the tests read the recorded requests.
+//! A prompt may ask for a tool call in fixed words (`stand-in: run <command>`, `stand-in:
+//! agent run <command>`): the answer is then a call of the host's shell or subagent tool, and
+//! once the tool's result comes back, the fixed reply ([`script`]). That is how the tests get a
+//! real host to show its permission prompt.
+//!
+//! It never calls out anywhere and never decides anything for a test: the tests read the
+//! recorded requests.
 
 pub mod anthropic;
 pub mod openai;
 pub mod record;
 pub mod routes;
+pub mod script;
 pub mod server;
 
 pub use record::{Recorded, count_occurrences};

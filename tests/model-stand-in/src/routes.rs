@@ -3,6 +3,7 @@
 
 use serde_json::Value;
 
+use crate::script::{self, Move};
 use crate::{anthropic, openai};
 
 /// What the routes answer, listed in every 404.
@@ -113,6 +114,22 @@ pub fn answer(request: &Request<'_>, turn: &Turn<'_>) -> Answer {
         ("POST", "/v1/messages") => match json_body(request) {
             Ok(body) => {
                 let id = format!("msg_stand_in_{}", turn.seq);
+                if let Move::Call { name, input, .. } = script::anthropic_move(&body) {
+                    return if streams(&body) {
+                        Answer::sse(anthropic::tool_use_stream(
+                            &body,
+                            &id,
+                            &name,
+                            &input,
+                            input_tokens,
+                        ))
+                    } else {
+                        Answer::json(
+                            200,
+                            &anthropic::tool_use(&body, &id, &name, &input, input_tokens),
+                        )
+                    };
+                }
                 if streams(&body) {
                     Answer::sse(anthropic::message_stream(
                         &body,
@@ -136,6 +153,32 @@ pub fn answer(request: &Request<'_>, turn: &Turn<'_>) -> Answer {
         ("POST", "/v1/responses") => match json_body(request) {
             Ok(body) => {
                 let id = format!("resp_stand_in_{}", turn.seq);
+                if let Move::Call {
+                    name,
+                    namespace,
+                    input,
+                } = script::openai_move(&body)
+                {
+                    let call = openai::Call {
+                        name: &name,
+                        namespace: namespace.as_deref(),
+                        input: &input,
+                    };
+                    return if streams(&body) {
+                        Answer::sse(openai::function_call_stream(
+                            &body,
+                            &id,
+                            &call,
+                            input_tokens,
+                            turn.now,
+                        ))
+                    } else {
+                        Answer::json(
+                            200,
+                            &openai::function_call(&body, &id, &call, input_tokens, turn.now),
+                        )
+                    };
+                }
                 if streams(&body) {
                     Answer::sse(openai::response_stream(
                         &body,

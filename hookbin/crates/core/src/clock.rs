@@ -20,11 +20,21 @@ pub fn rfc3339(at: OffsetDateTime) -> String {
 /// Now to the millisecond, as `2026-12-02T15:04:05.123Z` (spool times that order events
 /// within a second: a Stop and the next prompt).
 pub fn now_rfc3339_millis() -> String {
-    OffsetDateTime::now_utc()
+    rfc3339_millis(OffsetDateTime::now_utc())
+}
+
+/// A time to the millisecond, as `2026-12-02T15:04:05.123Z`.
+pub fn rfc3339_millis(at: OffsetDateTime) -> String {
+    at.to_offset(time::UtcOffset::UTC)
         .format(format_description!(
             "[year]-[month]-[day]T[hour]:[minute]:[second].[subsecond digits:3]Z"
         ))
         .unwrap_or_default()
+}
+
+/// Now in milliseconds since the Unix epoch.
+pub fn now_millis() -> i64 {
+    i64::try_from(OffsetDateTime::now_utc().unix_timestamp_nanos() / 1_000_000).unwrap_or(0)
 }
 
 /// Now, as `20261202T150405Z` (backup names).

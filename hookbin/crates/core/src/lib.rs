@@ -30,6 +30,7 @@ pub mod process;
 pub mod programs;
 pub mod registration;
 pub mod services;
+pub mod session_state;
 pub mod settings;
 pub mod shell_wrapper;
 pub mod spool;
