@@ -16,7 +16,7 @@ packages=(
   libwebkit2gtk-4.1-dev libgtk-3-dev librsvg2-dev libayatana-appindicator3-dev libxdo-dev
   xvfb xauth x11-utils xdotool imagemagick dbus dbus-x11 dunst trayer webkit2gtk-driver chromium
   python3 fish zsh
-  openbox xterm tmux
+  openbox xterm tmux strace
   haskell-status-notifier-item-utils haskell-gtk-sni-tray-utils
 )
 . scripts/packages.sh

@@ -1,4 +1,4 @@
-//! The four session hooks, synchronous and small: each reads stdin, a few small files, maybe
+//! The session hooks, synchronous and small: each reads stdin, a few small files, maybe
 //! writes to its spool, maybe starts the detached worker, prints at most one answer, and
 //! returns. No async runtime, no network, no call to Fabric here.
 //!
@@ -8,18 +8,28 @@
 //! | stop | registered, Fabric running with `session-hooks/1` | appends a turn, starts the worker |
 //! | user-prompt-submit | the spool holds a count | one unread line when the count rose; Kimi Code also gets the preamble once |
 //! | session-end | as for stop | spools the end, starts the worker |
+//! | the state events: permission-request, permission-result, notification, pre-tool-use, post-tool-use, post-tool-use-failure, stop-failure, subagent-stop, interrupt | the session is recorded (its spool has `session.json`) | the session's state only ([`crate::signals`]); print nothing |
+//!
+//! Every event of a recorded session also moves its state ([`Spool::apply_signal`]). The state
+//! events decide from the session's spool alone, a stat and a small file under its lock: no
+//! host config, no `hub.json`, no process walk (they run on every tool call). They never
+//! answer a permission (nothing is printed: the host shows its own prompt exactly as without
+//! us) and record only the state, its time and at most the tool's name. Input they do not
+//! expect changes nothing and is logged once by kind (`unexpected=<kind>`).
 //!
 //! Where a host differs (measured on the real hosts, see `Host`): Kimi Code shows SessionStart
 //! output to no one, so there session-start only records and the preamble rides on the first
 //! prompt; a resumed session (`source: resume`) of a host whose history keeps what our hooks
 //! said (Codex, Kimi Code) is recorded but told nothing again, or the model would read it twice.
+//! A subagent's own prompt (Codex) is not the person's: nothing is said or marked.
 //!
 //! In a session Fabric launched, or a Claude Code background job, every hook is silent.
 
 use std::path::Path;
 
-use crate::hook_input::HookInput;
+use crate::hook_input::{HookInput, Stdin, Unexpected};
 use crate::output::{self, AnswerEvent};
+use crate::signals;
 use crate::texts;
 use companion_core::clock;
 use companion_core::detach;
@@ -32,6 +42,7 @@ use companion_core::paths::Paths;
 use companion_core::process;
 use companion_core::registration;
 use companion_core::services;
+use companion_core::session_state::{SessionState, StateRecord};
 use companion_core::spool::{self, EndRecord, SessionId, SessionRecord, Spool};
 
 /// A hook event on our command line.
@@ -41,9 +52,35 @@ pub enum HookEvent {
     Stop,
     UserPromptSubmit,
     SessionEnd,
+    PermissionRequest,
+    PermissionResult,
+    Notification,
+    PreToolUse,
+    PostToolUse,
+    PostToolUseFailure,
+    StopFailure,
+    SubagentStop,
+    Interrupt,
 }
 
 impl HookEvent {
+    /// Every event, the four of the turn first.
+    pub const ALL: [HookEvent; 13] = [
+        HookEvent::SessionStart,
+        HookEvent::Stop,
+        HookEvent::UserPromptSubmit,
+        HookEvent::SessionEnd,
+        HookEvent::PermissionRequest,
+        HookEvent::PermissionResult,
+        HookEvent::Notification,
+        HookEvent::PreToolUse,
+        HookEvent::PostToolUse,
+        HookEvent::PostToolUseFailure,
+        HookEvent::StopFailure,
+        HookEvent::SubagentStop,
+        HookEvent::Interrupt,
+    ];
+
     /// The name on our command line and in the log.
     pub fn name(self) -> &'static str {
         match self {
@@ -51,21 +88,34 @@ impl HookEvent {
             HookEvent::Stop => "stop",
             HookEvent::UserPromptSubmit => "user-prompt-submit",
             HookEvent::SessionEnd => "session-end",
+            HookEvent::PermissionRequest => "permission-request",
+            HookEvent::PermissionResult => "permission-result",
+            HookEvent::Notification => "notification",
+            HookEvent::PreToolUse => "pre-tool-use",
+            HookEvent::PostToolUse => "post-tool-use",
+            HookEvent::PostToolUseFailure => "post-tool-use-failure",
+            HookEvent::StopFailure => "stop-failure",
+            HookEvent::SubagentStop => "subagent-stop",
+            HookEvent::Interrupt => "interrupt",
         }
     }
-}
 
-impl HookEvent {
     /// Parses [`HookEvent::name`] back.
     pub fn from_name(name: &str) -> Option<Self> {
-        [
-            HookEvent::SessionStart,
-            HookEvent::Stop,
-            HookEvent::UserPromptSubmit,
-            HookEvent::SessionEnd,
-        ]
-        .into_iter()
-        .find(|event| event.name() == name)
+        HookEvent::ALL
+            .into_iter()
+            .find(|event| event.name() == name)
+    }
+
+    /// Whether this event only moves the session's state (prints nothing, reads no config).
+    pub fn state_only(self) -> bool {
+        !matches!(
+            self,
+            HookEvent::SessionStart
+                | HookEvent::Stop
+                | HookEvent::UserPromptSubmit
+                | HookEvent::SessionEnd
+        )
     }
 }
 
@@ -93,18 +143,121 @@ fn start_worker(spool_dir: &Path) -> std::io::Result<()> {
 
 /// Runs one hook. Prints at most one answer; never fails.
 pub fn run(event: HookEvent, host: Host) {
-    let Some(input) = HookInput::from_stdin() else {
-        return;
-    };
+    // The event's time: when the host started the hook (hooks may finish out of order).
+    let at_ms = clock::now_millis();
+    let read = HookInput::read_stdin();
     let Some(paths) = Paths::from_env() else {
         return;
     };
+    let input = match read {
+        Stdin::Nothing => return,
+        Stdin::Unexpected(kind) => {
+            log_unexpected(&paths, event, host, None, kind);
+            return;
+        }
+        Stdin::Input(input) => input,
+    };
     hook_log::log_skipped_files(&paths.hook_log(), event.name(), host.cli_name());
+    if event.state_only() {
+        state_event(&paths, event, host, &input, at_ms);
+        return;
+    }
     match event {
-        HookEvent::SessionStart => session_start(&paths, host, &input),
-        HookEvent::Stop => stop(&paths, host, &input),
-        HookEvent::UserPromptSubmit => user_prompt_submit(&paths, host, &input),
+        HookEvent::SessionStart => session_start(&paths, host, &input, at_ms),
+        HookEvent::Stop => stop(&paths, host, &input, at_ms),
+        HookEvent::UserPromptSubmit => user_prompt_submit(&paths, host, &input, at_ms),
         HookEvent::SessionEnd => session_end(&paths, host, &input),
+        _ => {}
+    }
+}
+
+/// A state event: the session's state from its spool, nothing printed.
+fn state_event(paths: &Paths, event: HookEvent, host: Host, input: &HookInput, at_ms: i64) {
+    let Some(session) = input.session() else {
+        log_unexpected(paths, event, host, None, Unexpected::NoSession);
+        return;
+    };
+    // Not a recorded session (Fabric's session hooks were off at its start, or Fabric launched
+    // it): one stat, and nothing to do.
+    let spool = Spool::new(&paths.sessions_dir(), &session);
+    if !spool.has_session() {
+        return;
+    }
+    match signals::signal(event, input) {
+        Ok(Some(signal)) => {
+            if let Ok(Some(record)) = spool.apply_signal(&signal, at_ms) {
+                log(paths, event, host, Some(&session), &state_detail(&record));
+            }
+        }
+        Ok(None) => {}
+        Err(kind) => log_unexpected(paths, event, host, Some(&session), kind),
+    }
+}
+
+/// Moves a recorded session's state for one of the four turn events (a stat when the session
+/// is not recorded). Returns the new record when it changed.
+fn move_state(
+    paths: &Paths,
+    event: HookEvent,
+    input: &HookInput,
+    session: &SessionId,
+    at_ms: i64,
+) -> Option<StateRecord> {
+    let spool = Spool::new(&paths.sessions_dir(), session);
+    if !spool.has_session() {
+        return None;
+    }
+    let signal = signals::signal(event, input).ok()??;
+    spool.apply_signal(&signal, at_ms).ok()?
+}
+
+/// `state=<state>` and, while it needs you, why.
+fn state_detail(record: &StateRecord) -> String {
+    let state = match record.state {
+        SessionState::NeedsYou => "needs-you",
+        other => other.word(),
+    };
+    let mut detail = format!("state={state}");
+    if let Some(reason) = record.reason {
+        detail.push_str(&format!(" reason={}", reason.word()));
+    }
+    if record.interrupted {
+        detail.push_str(" interrupted");
+    }
+    detail
+}
+
+/// Input a hook did not expect: one log line per kind, ever (a marker in the cache says it
+/// was logged), naming the kind only.
+fn log_unexpected(
+    paths: &Paths,
+    event: HookEvent,
+    host: Host,
+    session: Option<&SessionId>,
+    kind: Unexpected,
+) {
+    let marker_dir = paths.cache_dir.join("logged");
+    if companion_core::fsutil::create_private_dir(&marker_dir).is_err() {
+        return;
+    }
+    let mut options = std::fs::OpenOptions::new();
+    options.write(true).create_new(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        options.mode(companion_core::fsutil::PRIVATE_FILE_MODE);
+    }
+    if options
+        .open(marker_dir.join(format!("unexpected-{}", kind.word())))
+        .is_ok()
+    {
+        log(
+            paths,
+            event,
+            host,
+            session,
+            &format!("unexpected={}", kind.word()),
+        );
     }
 }
 
@@ -160,7 +313,7 @@ fn briefing(paths: &Paths, host: Host, input: &HookInput) -> Briefing {
     }
 }
 
-fn session_start(paths: &Paths, host: Host, input: &HookInput) {
+fn session_start(paths: &Paths, host: Host, input: &HookInput, at_ms: i64) {
     if launched::silence(paths).is_some() {
         return;
     }
@@ -173,6 +326,9 @@ fn session_start(paths: &Paths, host: Host, input: &HookInput) {
         record_session(paths, host, input, session);
         spool::prune_stale(&paths.sessions_dir(), Some(session));
         briefing.detail.push("recorded");
+    }
+    if let Some(session) = &session {
+        move_state(paths, HookEvent::SessionStart, input, session, at_ms);
     }
     let quiet_resume =
         input.source.as_deref() == Some("resume") && host.history_keeps_hook_context();
@@ -241,7 +397,11 @@ fn session_hooks_apply(paths: &Paths, host: Host, input: &HookInput) -> Option<S
     registration::has_fabric(host, paths, input.project_dir()).then_some(session)
 }
 
-fn stop(paths: &Paths, host: Host, input: &HookInput) {
+fn stop(paths: &Paths, host: Host, input: &HookInput, at_ms: i64) {
+    // The state first, from the spool alone: the turn is over whatever Fabric is doing.
+    if let Some(session) = input.session() {
+        move_state(paths, HookEvent::Stop, input, &session, at_ms);
+    }
     let Some(session) = session_hooks_apply(paths, host, input) else {
         return;
     };
@@ -263,17 +423,24 @@ fn stop(paths: &Paths, host: Host, input: &HookInput) {
 
 fn session_end(paths: &Paths, host: Host, input: &HookInput) {
     let Some(session) = session_hooks_apply(paths, host, input) else {
+        // Fabric is not there to be told, but the session is over all the same: a recorded
+        // session's spool says so (it is gone from every list), and is pruned once its host
+        // process is gone.
+        if let Some(session) = input.session() {
+            let spool = Spool::new(&paths.sessions_dir(), &session);
+            if spool.has_session() && spool.read_end().is_none() {
+                let _ = spool.write_end(&EndRecord {
+                    reason: end_reason(input),
+                    at: clock::now_rfc3339(),
+                    host,
+                });
+            }
+        }
         return;
     };
     let spool = Spool::new(&paths.sessions_dir(), &session);
-    let reason = input
-        .reason
-        .as_deref()
-        .filter(|r| !r.is_empty() && r.len() <= 64 && r.chars().all(|c| c.is_ascii_graphic()))
-        .unwrap_or("other")
-        .to_string();
     let record = EndRecord {
-        reason,
+        reason: end_reason(input),
         at: clock::now_rfc3339(),
         host,
     };
@@ -289,13 +456,28 @@ fn session_end(paths: &Paths, host: Host, input: &HookInput) {
     log(paths, HookEvent::SessionEnd, host, Some(&session), detail);
 }
 
-fn user_prompt_submit(paths: &Paths, host: Host, input: &HookInput) {
+/// SessionEnd's reason when it is a short plain word, else `other`.
+fn end_reason(input: &HookInput) -> String {
+    input
+        .reason
+        .as_deref()
+        .filter(|r| !r.is_empty() && r.len() <= 64 && r.chars().all(|c| c.is_ascii_graphic()))
+        .unwrap_or("other")
+        .to_string()
+}
+
+fn user_prompt_submit(paths: &Paths, host: Host, input: &HookInput, at_ms: i64) {
     if launched::silence_from_env(paths).is_some() {
         return;
     }
     let Some(session) = input.session() else {
         return;
     };
+    // A subagent's own prompt (Codex) is not the person's: no turn starts, nothing is said.
+    if input.from_subagent() {
+        return;
+    }
+    move_state(paths, HookEvent::UserPromptSubmit, input, &session, at_ms);
     let spool = Spool::new(&paths.sessions_dir(), &session);
     let mut parts = Vec::new();
     let mut detail = Vec::new();

@@ -15,6 +15,7 @@ mod hook_input;
 mod hooks;
 mod install_cmd;
 mod output;
+mod signals;
 #[cfg(all(target_os = "linux", not(test)))]
 mod startup;
 mod texts;
@@ -41,7 +42,8 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
-    /// Run one session hook (reads the host's JSON on stdin; always exits 0).
+    /// Run one session hook (reads the host's JSON on stdin; always exits 0). The state events
+    /// (permission-request, notification, post-tool-use, …) print nothing.
     Hook {
         #[arg(value_enum)]
         event: HookEvent,

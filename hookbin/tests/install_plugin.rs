@@ -38,13 +38,24 @@ fn manifest_names_the_plugin() {
 }
 
 #[test]
-fn hooks_wire_the_four_events_to_the_plugins_binary() {
+fn hooks_wire_every_event_to_the_plugins_binary() {
     let hooks = read_json("hooks/hooks.json");
     let events = hooks["hooks"].as_object().expect("a hooks object");
     let names: Vec<&str> = events.keys().map(String::as_str).collect();
     assert_eq!(
         names,
-        ["SessionStart", "Stop", "UserPromptSubmit", "SessionEnd"]
+        [
+            "SessionStart",
+            "Stop",
+            "UserPromptSubmit",
+            "SessionEnd",
+            "PermissionRequest",
+            "Notification",
+            "PostToolUse",
+            "PostToolUseFailure",
+            "StopFailure",
+            "SubagentStop"
+        ]
     );
 
     // Exactly what the installer puts in settings.json, with the plugin's program.

@@ -104,6 +104,22 @@ fn hook_state_follows_the_file() {
     }
 }
 
+/// Kimi Code's events, in the installer's order.
+const KIMI_EVENTS: [&str; 12] = [
+    "SessionStart",
+    "UserPromptSubmit",
+    "Stop",
+    "SessionEnd",
+    "PermissionRequest",
+    "PermissionResult",
+    "PreToolUse",
+    "PostToolUse",
+    "PostToolUseFailure",
+    "StopFailure",
+    "Interrupt",
+    "SubagentStop",
+];
+
 #[test]
 fn a_partial_install_is_incomplete() {
     let host = Host::Kimi;
@@ -125,17 +141,13 @@ fn a_partial_install_is_incomplete() {
         install::hook_state(host, &paths),
         HookState::Incomplete {
             command_path: program.clone(),
-            missing: vec![
-                "UserPromptSubmit".into(),
-                "Stop".into(),
-                "SessionEnd".into()
-            ],
+            missing: KIMI_EVENTS[1..].iter().map(|e| e.to_string()).collect(),
         }
     );
     // An install adds only what is missing.
     let plan = install::plan(host, Operation::Install, Some(&program), &paths).unwrap();
     let added: Vec<&str> = plan.add.iter().map(|e| e.event.as_str()).collect();
-    assert_eq!(added, ["UserPromptSubmit", "Stop", "SessionEnd"]);
+    assert_eq!(added, KIMI_EVENTS[1..]);
     assert!(plan.remove.is_empty());
 }
 
@@ -242,4 +254,122 @@ fn the_plan_carries_the_new_text_and_a_diff_but_never_serialises_them() {
         assert_eq!(err.code(), "digest-mismatch", "{host}");
         assert!(!install::config_file(host, &paths).exists(), "{host}");
     }
+}
+
+/// The four events every install before the state events had.
+const TURN_EVENTS: [&str; 4] = ["SessionStart", "Stop", "UserPromptSubmit", "SessionEnd"];
+
+#[test]
+fn an_install_from_before_the_state_events_is_offered_just_the_added_entries() {
+    for host in testable_hosts() {
+        let temp = tempfile::tempdir().unwrap();
+        let paths = paths_in(temp.path());
+        let program = fake_program(&temp.path().join("opt"));
+        // Yesterday's install: the four turn events, written by the installer itself.
+        let all = install::entries_for(host, &program);
+        let old: Vec<install::Entry> = all
+            .iter()
+            .filter(|e| TURN_EVENTS.contains(&e.event.as_str()))
+            .cloned()
+            .collect();
+        assert_eq!(old.len(), 4, "{host}");
+        let full = install::plan(host, Operation::Install, Some(&program), &paths).unwrap();
+        install::apply_with_stamp(
+            host,
+            Operation::Install,
+            Some(&program),
+            &paths,
+            &full.digest,
+            "20261202T101010Z",
+        )
+        .unwrap();
+        let file = install::config_file(host, &paths);
+        // Take the new entries out again by hand, as an older version would have left it.
+        let text = fs::read_to_string(&file).unwrap();
+        let kept = strip_state_entries(host, &text);
+        fs::write(&file, &kept).unwrap();
+        let state = install::hook_state(host, &paths);
+        let HookState::Incomplete { missing, .. } = &state else {
+            panic!("{host}: {state:?}");
+        };
+        let added_events: Vec<String> = all
+            .iter()
+            .filter(|e| !TURN_EVENTS.contains(&e.event.as_str()))
+            .map(|e| e.event.clone())
+            .collect();
+        assert_eq!(missing, &added_events, "{host}");
+        // The upgrade's plan: just the added entries, nothing taken out.
+        let plan = install::plan(host, Operation::Install, Some(&program), &paths).unwrap();
+        assert!(plan.remove.is_empty(), "{host}: {:?}", plan.remove);
+        let added: Vec<&str> = plan.add.iter().map(|e| e.event.as_str()).collect();
+        assert_eq!(added, added_events, "{host}");
+        for old_entry in &old {
+            assert!(
+                !plan
+                    .add_text
+                    .contains(&format!("hook {} ", arg_of(old_entry)))
+                    && !plan
+                        .add_text
+                        .ends_with(&format!("hook {}", arg_of(old_entry))),
+                "{host}: the plan shows {} again:\n{}",
+                old_entry.event,
+                plan.add_text
+            );
+        }
+        // Codex asks the person to approve the new hooks, as for any install.
+        if host == Host::Codex {
+            assert!(
+                plan.notes.iter().any(|n| n.contains("/hooks")),
+                "{:?}",
+                plan.notes
+            );
+        }
+        install::apply_with_stamp(
+            host,
+            Operation::Install,
+            Some(&program),
+            &paths,
+            &plan.digest,
+            "20261202T111111Z",
+        )
+        .unwrap();
+        assert!(matches!(
+            install::hook_state(host, &paths),
+            HookState::Installed { .. }
+        ));
+    }
+}
+
+/// `hook <arg>` of an entry's command.
+fn arg_of(entry: &install::Entry) -> String {
+    entry
+        .command
+        .split(" hook ")
+        .nth(1)
+        .unwrap()
+        .split(' ')
+        .next()
+        .unwrap()
+        .to_string()
+}
+
+/// The config with our state-event entries taken out (the shape an older install left).
+fn strip_state_entries(host: Host, text: &str) -> String {
+    if host == Host::Kimi {
+        let mut out = String::new();
+        for block in text.split("\n\n") {
+            let turn = TURN_EVENTS
+                .iter()
+                .any(|e| block.contains(&format!("event = \"{e}\"")));
+            if !block.contains("[[hooks]]") || turn {
+                out.push_str(block);
+                out.push_str("\n\n");
+            }
+        }
+        return out.trim_end().to_string() + "\n";
+    }
+    let mut value: serde_json::Value = serde_json::from_str(text).unwrap();
+    let hooks = value["hooks"].as_object_mut().unwrap();
+    hooks.retain(|event, _| TURN_EVENTS.contains(&event.as_str()));
+    serde_json::to_string_pretty(&value).unwrap()
 }

@@ -6,8 +6,9 @@
 mod hook_input;
 
 libfuzzer_sys::fuzz_target!(|data: &[u8]| {
-    if let Some(input) = hook_input::HookInput::parse(data) {
+    if let hook_input::Stdin::Input(input) = hook_input::HookInput::classify(data) {
         let _ = input.session();
         let _ = input.project_dir();
+        let _ = input.from_subagent();
     }
 });

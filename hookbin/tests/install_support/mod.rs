@@ -232,7 +232,41 @@ pub fn our_commands(host: &str, text: &str) -> Vec<(String, String)> {
 /// The events a full install gives each host.
 pub fn our_events(host: &str) -> Vec<&'static str> {
     match host {
-        "claude" => vec!["SessionStart", "Stop", "UserPromptSubmit", "SessionEnd"],
-        _ => vec!["SessionStart", "UserPromptSubmit", "Stop", "SessionEnd"],
+        "claude" => vec![
+            "SessionStart",
+            "Stop",
+            "UserPromptSubmit",
+            "SessionEnd",
+            "PermissionRequest",
+            "Notification",
+            "PostToolUse",
+            "PostToolUseFailure",
+            "StopFailure",
+            "SubagentStop",
+        ],
+        "codex" => vec![
+            "SessionStart",
+            "UserPromptSubmit",
+            "Stop",
+            "SessionEnd",
+            "PermissionRequest",
+            "PostToolUse",
+            "Interrupt",
+            "SubagentStop",
+        ],
+        _ => vec![
+            "SessionStart",
+            "UserPromptSubmit",
+            "Stop",
+            "SessionEnd",
+            "PermissionRequest",
+            "PermissionResult",
+            "PreToolUse",
+            "PostToolUse",
+            "PostToolUseFailure",
+            "StopFailure",
+            "Interrupt",
+            "SubagentStop",
+        ],
     }
 }

@@ -214,6 +214,7 @@ mod tests {
             dir: dir.to_path_buf(),
             recursive,
             only: None,
+            suffix: None,
         }
     }
 

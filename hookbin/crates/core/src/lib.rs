@@ -19,6 +19,7 @@ pub mod file_watch;
 pub mod fsutil;
 pub mod hook_log;
 pub mod host;
+pub mod host_activity;
 pub mod host_version;
 pub mod hub;
 pub mod install;

@@ -246,15 +246,9 @@ pub fn apply(current: Option<&StateRecord>, signal: &Signal, at_ms: i64) -> Opti
             tool,
             subagent,
         } => {
-            if let Some(current) = current.filter(|c| c.state == SessionState::NeedsYou) {
-                // Already waiting: the wait began then. A main-thread question joins a
-                // subagent's wait as the main thread's.
-                if current.subagent && !subagent {
-                    let mut next = current.clone();
-                    next.subagent = false;
-                    next.prior = None;
-                    return Some(next);
-                }
+            // Already waiting: the wait began then (Claude Code's permission notification
+            // follows its PermissionRequest six seconds later, and names no agent).
+            if state == Some(SessionState::NeedsYou) {
                 return None;
             }
             let prior = (*subagent).then(|| match current {
@@ -322,9 +316,7 @@ pub fn apply(current: Option<&StateRecord>, signal: &Signal, at_ms: i64) -> Opti
             _ => Some(ended(SessionState::Finished, true)),
         },
         Signal::SubagentStop => match current {
-            Some(c) if c.state == SessionState::NeedsYou && c.subagent => {
-                Some(give_back(c, at_ms))
-            }
+            Some(c) if c.state == SessionState::NeedsYou && c.subagent => Some(give_back(c, at_ms)),
             _ => None,
         },
         Signal::HostIdle => match state {
@@ -446,7 +438,11 @@ mod tests {
         }
         // Nothing to interrupt before the first turn.
         assert_eq!(
-            apply(run(&[(Signal::Start, T0)]).as_ref(), &Signal::Interrupt, T0 + 1),
+            apply(
+                run(&[(Signal::Start, T0)]).as_ref(),
+                &Signal::Interrupt,
+                T0 + 1
+            ),
             None
         );
     }
@@ -454,7 +450,12 @@ mod tests {
     #[test]
     fn the_host_saying_it_is_idle_ends_a_turn_no_hook_ended() {
         // Claude Code: Esc at its permission prompt, or a refusal, runs no hook.
-        let r = run(&[(PROMPT, T0), (ask(false), T0 + 1), (Signal::HostIdle, T0 + 4)]).unwrap();
+        let r = run(&[
+            (PROMPT, T0),
+            (ask(false), T0 + 1),
+            (Signal::HostIdle, T0 + 4),
+        ])
+        .unwrap();
         assert_eq!(r.state, SessionState::Finished);
         assert!(r.interrupted);
         let r = run(&[(PROMPT, T0), (Signal::HostIdle, T0 + 4)]).unwrap();
@@ -497,13 +498,20 @@ mod tests {
         let working = run(&[(PROMPT, T0)]);
         assert_eq!(apply(working.as_ref(), &Signal::SubagentStop, T0 + 1), None);
         let finished = run(&[(PROMPT, T0), (Signal::Stop, T0 + 1)]);
-        assert_eq!(apply(finished.as_ref(), &Signal::SubagentStop, T0 + 2), None);
+        assert_eq!(
+            apply(finished.as_ref(), &Signal::SubagentStop, T0 + 2),
+            None
+        );
         // A main-thread wait is not the subagent's to end.
         let waiting = run(&[(PROMPT, T0), (ask(false), T0 + 1)]);
         assert_eq!(apply(waiting.as_ref(), &Signal::SubagentStop, T0 + 2), None);
         // Nor is a subagent's own prompt a new turn.
         assert_eq!(
-            apply(finished.as_ref(), &Signal::Prompt { subagent: true }, T0 + 3),
+            apply(
+                finished.as_ref(),
+                &Signal::Prompt { subagent: true },
+                T0 + 3
+            ),
             None
         );
     }
@@ -549,12 +557,12 @@ mod tests {
     }
 
     #[test]
-    fn a_main_thread_answer_ends_any_wait_and_main_ask_takes_over_a_subagent_s() {
+    fn a_main_thread_answer_ends_any_wait_and_a_second_ask_keeps_the_first() {
         let r = run(&[(PROMPT, T0), (ask(true), T0 + 1), (ANSWERED, T0 + 2)]).unwrap();
         assert_eq!(r.state, SessionState::Working);
         let r = run(&[(PROMPT, T0), (ask(true), T0 + 1), (ask(false), T0 + 2)]).unwrap();
         assert_eq!(r.state, SessionState::NeedsYou);
-        assert!(!r.subagent && r.prior.is_none());
+        assert!(r.subagent, "the wait is still the subagent's");
         assert_eq!(r.since, stamp(T0 + 1));
     }
 
@@ -596,7 +604,10 @@ mod tests {
         let record: Result<StateRecord, _> = serde_json::from_str(
             r#"{"state":"needs-you","since":"2026-12-02T10:00:00.000Z","tool":"touch secret"}"#,
         );
-        assert!(record.is_err(), "a tool that is not a plain name never reads back");
+        assert!(
+            record.is_err(),
+            "a tool that is not a plain name never reads back"
+        );
     }
 
     #[test]

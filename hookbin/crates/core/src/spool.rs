@@ -12,6 +12,7 @@
 //! | `board.shown` | user-prompt-submit, watch-mail | the last count a line was said for ([`Spool::claim_rise`]) |
 //! | `prompt.at` | user-prompt-submit (removed by stop) | when the current turn started; present = the tray's "in a turn" |
 //! | `preamble.shown` | user-prompt-submit (Kimi Code) | that the preamble rode on a prompt once |
+//! | `state.json` | every hook of a recorded session | the session's state ([`crate::session_state`]): state, since when, why it needs you, the tool's name ([`Spool::apply_signal`]) |
 //!
 //! Every write is atomic or an append under the spool's lock file; nothing here holds content.
 //! Board readings come from three writers (the worker, `watch-mail`, the tray) and are ordered
@@ -30,6 +31,7 @@ use crate::clock;
 use crate::fsutil::{self, PRIVATE_FILE_MODE};
 use crate::host::Host;
 use crate::process;
+use crate::session_state::{self, Signal, StateRecord};
 
 /// Turn entries kept per session.
 pub const MAX_TURNS: usize = 50;
@@ -256,6 +258,27 @@ impl Spool {
         }
     }
 
+    /// Takes the spool's lock inside an existing spool folder (the lock file is created when
+    /// missing, the folder never). `None` when there is no folder, or it was removed while we
+    /// waited for the lock.
+    fn lock_in_place(&self) -> io::Result<Option<File>> {
+        let path = self.file("spool.lock");
+        for _ in 0..3 {
+            let file = match fsutil::open_private(&path, false) {
+                Ok(file) => file,
+                Err(err) if err.kind() == io::ErrorKind::NotFound => return Ok(None),
+                Err(err) => return Err(err),
+            };
+            file.lock()?;
+            match same_file(&file, &path) {
+                Some(true) => return Ok(Some(file)),
+                _ if !self.dir.is_dir() => return Ok(None),
+                _ => continue,
+            }
+        }
+        Ok(None)
+    }
+
     /// Takes the spool's lock only if the spool exists, never creating its folder. `None` when
     /// there is no spool, or it was removed while we waited for the lock.
     fn lock_existing(&self) -> io::Result<Option<File>> {
@@ -460,6 +483,35 @@ impl Spool {
         )
     }
 
+    /// The session's state (`state.json`), when one was recorded.
+    pub fn read_state(&self) -> Option<StateRecord> {
+        self.read_json("state.json")
+    }
+
+    /// Applies a hook's signal at `at_ms` to the session's state under the spool's lock
+    /// ([`session_state::apply`]). Only a recorded session that has not ended has a state:
+    /// without `session.json`, or once `end.json` is there, nothing is written and no spool is
+    /// made. Returns the new record when the state changed.
+    pub fn apply_signal(&self, signal: &Signal, at_ms: i64) -> io::Result<Option<StateRecord>> {
+        let Some(_lock) = self.lock_in_place()? else {
+            return Ok(None);
+        };
+        if !self.has_session() || self.file("end.json").exists() {
+            return Ok(None);
+        }
+        let current = self.read_state();
+        let Some(next) = session_state::apply(current.as_ref(), signal, at_ms) else {
+            return Ok(None);
+        };
+        self.write_json("state.json", &next)?;
+        Ok(Some(next))
+    }
+
+    /// Writes `state.json` as given (tests and tools; hooks go through [`Spool::apply_signal`]).
+    pub fn write_state(&self, record: &StateRecord) -> io::Result<()> {
+        self.write_json("state.json", record)
+    }
+
     /// Marks that a prompt started a turn now.
     pub fn mark_prompt(&self) -> io::Result<()> {
         fsutil::replace_cached(
@@ -532,6 +584,8 @@ pub struct LiveSession {
     pub turn_stats: Option<TurnStatsRecord>,
     /// A prompt started a turn after the last Stop.
     pub in_turn: bool,
+    /// The session's state as its hooks recorded it (`None`: none recorded yet).
+    pub state: Option<StateRecord>,
 }
 
 /// Lists the sessions whose host process is alive (read-only: nothing is pruned).
@@ -561,6 +615,7 @@ pub fn live_sessions(sessions_dir: &Path) -> Vec<LiveSession> {
                 _ => false,
             };
             Some(LiveSession {
+                state: spool.read_state(),
                 turn_stats: spool.read_turn_stats(),
                 board: spool.read_board(),
                 id,
@@ -757,6 +812,54 @@ mod tests {
             spool.claim_rise().unwrap(),
             Some(UnreadRise { from: 1, to: 2 })
         );
+    }
+
+    #[test]
+    fn a_state_is_kept_only_for_a_recorded_session_that_has_not_ended() {
+        use crate::session_state::{SessionState, ToolName, WaitReason};
+        let dir = tempfile::tempdir().unwrap();
+        let spool = Spool::new(dir.path(), &SessionId::new("s6").unwrap());
+        let ask = Signal::Ask {
+            reason: WaitReason::Permission,
+            tool: ToolName::new("Bash"),
+            subagent: false,
+        };
+        let at = 1_796_000_000_000;
+        assert_eq!(spool.apply_signal(&ask, at).unwrap(), None);
+        assert!(!spool.exists(), "a signal made a spool");
+        spool
+            .write_session(&SessionRecord {
+                host: Host::Claude,
+                project: "p".into(),
+                started_at: "2026-12-02T10:00:00Z".into(),
+                host_pid: 1,
+                host_start_ticks: 0,
+                cwd: None,
+            })
+            .unwrap();
+        let record = spool.apply_signal(&ask, at).unwrap().unwrap();
+        assert_eq!(record.state, SessionState::NeedsYou);
+        assert_eq!(spool.read_state(), Some(record));
+        assert_eq!(spool.apply_signal(&ask, at + 1).unwrap(), None, "no change");
+        let text = std::fs::read_to_string(spool.dir().join("state.json")).unwrap();
+        assert!(text.contains("\"tool\":\"Bash\""), "{text}");
+        spool
+            .write_end(&EndRecord {
+                reason: "other".into(),
+                at: "2026-12-02T10:00:00Z".into(),
+                host: Host::Claude,
+            })
+            .unwrap();
+        assert_eq!(
+            spool
+                .apply_signal(&Signal::Prompt { subagent: false }, at + 2)
+                .unwrap(),
+            None,
+            "an ended session keeps no state"
+        );
+        spool.remove().unwrap();
+        assert_eq!(spool.apply_signal(&ask, at + 3).unwrap(), None);
+        assert!(!spool.exists(), "a signal recreated a removed spool");
     }
 
     #[test]

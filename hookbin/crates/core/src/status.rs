@@ -14,6 +14,7 @@ use crate::install::HookStateKind;
 use crate::paths::Paths;
 use crate::registration::{self, Scope};
 use crate::services;
+use crate::session_state::{self, SessionState, Signal, StateRecord, ToolName, WaitReason};
 use crate::spool::{self, BoardRecord};
 
 /// The schema name carried in the JSON.
@@ -170,6 +171,33 @@ pub struct SessionStatus {
     pub host_pid: u32,
     /// A prompt started a turn after the last Stop.
     pub in_turn: bool,
+    /// What the session is doing, from its hooks ([`crate::session_state`]): `idle`,
+    /// `working`, `needs-you`, `finished` or `failed`.
+    pub state: SessionState,
+    /// Since when (RFC 3339, to the millisecond); absent before any hook recorded a state.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "ts", ts(optional))]
+    pub state_since: Option<String>,
+    /// Needs you: why, in a word (`permission`, `question`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "ts", ts(optional))]
+    pub reason: Option<WaitReason>,
+    /// Needs you: the tool waiting, when the host names it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "ts", ts(optional))]
+    pub tool: Option<ToolName>,
+    /// Needs you: a subagent asked.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    #[cfg_attr(feature = "ts", ts(optional))]
+    pub subagent: bool,
+    /// Finished: the turn was interrupted (or its prompt refused), not ended by the agent.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    #[cfg_attr(feature = "ts", ts(optional))]
+    pub interrupted: bool,
+    /// When the current (or last) turn started.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "ts", ts(optional))]
+    pub turn_started_at: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     #[cfg_attr(feature = "ts", ts(optional))]
     pub last_turn: Option<TurnStatus>,
@@ -303,13 +331,38 @@ pub fn collect(paths: &Paths, cwd: Option<&Path>) -> Status {
     let count = services::count_descriptors(&paths.services_dir);
     let sessions = spool::live_sessions(&paths.sessions_dir())
         .into_iter()
-        .map(|live| SessionStatus {
+        .map(|live| {
+            let state = session_state(
+                paths,
+                live.record.host,
+                live.record.host_pid,
+                live.id.as_str(),
+                live.state.as_ref(),
+                live.in_turn,
+            );
+            (live, state)
+        })
+        .map(|(live, state)| SessionStatus {
             id: live.id.to_string(),
             host: live.record.host,
             project: live.record.project,
             started_at: live.record.started_at,
             host_pid: live.record.host_pid,
             in_turn: live.in_turn,
+            state: state.as_ref().map_or(
+                if live.in_turn {
+                    SessionState::Working
+                } else {
+                    SessionState::Idle
+                },
+                |s| s.state,
+            ),
+            state_since: state.as_ref().map(|s| s.since.clone()),
+            reason: state.as_ref().and_then(|s| s.reason),
+            tool: state.as_ref().and_then(|s| s.tool.clone()),
+            subagent: state.as_ref().is_some_and(|s| s.subagent),
+            interrupted: state.as_ref().is_some_and(|s| s.interrupted),
+            turn_started_at: state.as_ref().and_then(|s| s.turn_started_at.clone()),
             last_turn: live.last_turn.map(|turn| {
                 let stats = live.turn_stats.filter(|stats| stats.seq == turn.seq);
                 TurnStatus {
@@ -342,6 +395,69 @@ pub fn collect(paths: &Paths, cwd: Option<&Path>) -> Status {
             rotated: crate::hook_log::rotated_path(&paths.hook_log()),
         },
         sessions,
+    }
+}
+
+/// A session's state as its hooks recorded it, with what the host's own record adds where its
+/// hooks stay silent ([`crate::host_activity`]: Claude Code runs no hook on an interrupt or a
+/// refused prompt, and says `idle` in its own record).
+pub fn session_state(
+    paths: &Paths,
+    host: Host,
+    host_pid: u32,
+    session: &str,
+    recorded: Option<&StateRecord>,
+    in_turn: bool,
+) -> Option<StateRecord> {
+    let recorded = recorded.cloned();
+    let busy = recorded.as_ref().map_or(in_turn, |r| r.state.in_turn());
+    if !busy {
+        return recorded;
+    }
+    let Some(idle_at) = crate::host_activity::idle_since(host, paths, host_pid, session) else {
+        return recorded;
+    };
+    match &recorded {
+        Some(record) => session_state::apply(Some(record), &Signal::HostIdle, idle_at).or(recorded),
+        None => recorded,
+    }
+}
+
+/// A session's state in words: `working`, `needs you (permission, 4 min)`, `finished`,
+/// `finished (interrupted)`, `failed`, `idle`. `now_ms` is the time the waiting is counted to.
+pub fn state_words(session: &SessionStatus, now_ms: i64) -> String {
+    match session.state {
+        SessionState::NeedsYou => {
+            let mut parts = Vec::new();
+            parts.push(
+                session
+                    .reason
+                    .unwrap_or(WaitReason::Permission)
+                    .word()
+                    .to_string(),
+            );
+            if let Some(since) = session
+                .state_since
+                .as_deref()
+                .and_then(session_state::millis)
+            {
+                parts.push(waited(now_ms.saturating_sub(since)));
+            }
+            format!("needs you ({})", parts.join(", "))
+        }
+        SessionState::Finished if session.interrupted => "finished (interrupted)".to_string(),
+        other => other.word().to_string(),
+    }
+}
+
+/// How long a wait has lasted, in the largest whole unit: `12 s`, `4 min`, `2 h`, `3 d`.
+pub fn waited(ms: i64) -> String {
+    let secs = ms.max(0) / 1000;
+    match secs {
+        0..60 => format!("{secs} s"),
+        60..3600 => format!("{} min", secs / 60),
+        3600..86_400 => format!("{} h", secs / 3600),
+        _ => format!("{} d", secs / 86_400),
     }
 }
 
@@ -415,7 +531,7 @@ pub fn render_text(status: &Status) -> String {
                 Some(board) => format!("{} unread", board.unread),
                 None => "unread unknown".to_string(),
             };
-            let activity = if session.in_turn { "in a turn" } else { "idle" };
+            let activity = state_words(session, crate::clock::now_millis());
             out.push_str(&format!(
                 "  {} · {} · {unread} · {activity} ({})\n",
                 if session.project.is_empty() {

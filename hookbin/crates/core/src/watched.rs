@@ -7,7 +7,9 @@
 //! - our config folder: the desktop settings;
 //! - Fabric's folder (`hub.json`) and its services folder (descriptors);
 //! - each host's config folder, for the files our status reads there (hook entries and the
-//!   `fabric` registration), so a command-line `install-host-hooks` shows at once.
+//!   `fabric` registration), so a command-line `install-host-hooks` shows at once;
+//! - Claude Code's session records (`sessions/*.json`, [`crate::host_activity`]): an interrupt
+//!   or a refused prompt there runs no hook, and shows only there.
 //!
 //! The person's home folder itself is never watched (Claude Code rewrites `~/.claude.json`
 //! all the time); a registration made there shows at the next refresh.
@@ -25,6 +27,8 @@ pub struct WatchedFolder {
     pub recursive: bool,
     /// Only these file names count (`None`: every file). A host's folder holds much else.
     pub only: Option<Vec<OsString>>,
+    /// Only names ending so count (`None`: any).
+    pub suffix: Option<&'static str>,
 }
 
 impl WatchedFolder {
@@ -33,6 +37,16 @@ impl WatchedFolder {
             dir,
             recursive,
             only: None,
+            suffix: None,
+        }
+    }
+
+    fn ending(dir: PathBuf, suffix: &'static str) -> Self {
+        WatchedFolder {
+            dir,
+            recursive: false,
+            only: None,
+            suffix: Some(suffix),
         }
     }
 
@@ -41,6 +55,7 @@ impl WatchedFolder {
             dir,
             recursive: false,
             only: Some(names.iter().map(OsString::from).collect()),
+            suffix: None,
         }
     }
 
@@ -61,6 +76,16 @@ impl WatchedFolder {
                             .is_some_and(|n| names.iter().any(|x| x == n))
                 }
             }
+            && match self.suffix {
+                None => true,
+                Some(suffix) => {
+                    path == self.dir
+                        || path
+                            .file_name()
+                            .and_then(|n| n.to_str())
+                            .is_some_and(|n| n.ends_with(suffix))
+                }
+            }
     }
 }
 
@@ -75,6 +100,7 @@ pub fn watched_folders(paths: &Paths) -> Vec<WatchedFolder> {
         WatchedFolder::files(paths.claude_dir(), claude_files),
         WatchedFolder::files(paths.codex_home(), &["hooks.json", "config.toml"]),
         WatchedFolder::files(paths.kimi_home(), &["config.toml", "mcp.json"]),
+        WatchedFolder::ending(crate::host_activity::claude_sessions_dir(paths), ".json"),
     ]
 }
 

@@ -53,6 +53,8 @@ pub fn event_label(event: &str) -> Option<&'static str> {
         "PreToolUse" => "pre_tool_use",
         "PermissionRequest" => "permission_request",
         "PostToolUse" => "post_tool_use",
+        "SubagentStop" => "subagent_stop",
+        "Interrupt" => "interrupt",
         _ => return None,
     })
 }

@@ -1,4 +1,4 @@
-//! Claude Code: our four hooks in the `hooks` object of its user settings
+//! Claude Code: our hooks in the `hooks` object of its user settings
 //! (`$CLAUDE_CONFIG_DIR/settings.json`, default `~/.claude/settings.json`), in the JSON shape
 //! [`super::json`] edits.
 //!
@@ -17,7 +17,8 @@ use crate::paths::Paths;
 pub const PLUGIN_NAME: &str = "fabric-session";
 
 /// SessionStart and SessionEnd take a matcher (the source, the reason): `""` matches all.
-/// Stop and UserPromptSubmit have none.
+/// Stop and UserPromptSubmit have none. The state events (a session's state, see
+/// `companion_core::session_state`) match every tool, notification type and agent: no matcher.
 pub(crate) const EVENTS: &[EventSpec] = &[
     EventSpec {
         name: "SessionStart",
@@ -43,6 +44,12 @@ pub(crate) const EVENTS: &[EventSpec] = &[
         matcher: Some(""),
         timeout: HOOK_TIMEOUT_SECS,
     },
+    EventSpec::state("PermissionRequest", "permission-request"),
+    EventSpec::state("Notification", "notification"),
+    EventSpec::state("PostToolUse", "post-tool-use"),
+    EventSpec::state("PostToolUseFailure", "post-tool-use-failure"),
+    EventSpec::state("StopFailure", "stop-failure"),
+    EventSpec::state("SubagentStop", "subagent-stop"),
 ];
 
 pub(crate) fn config_file(paths: &Paths) -> PathBuf {

@@ -1,5 +1,7 @@
 //! Codex: our hooks in `$CODEX_HOME/hooks.json` (default `~/.codex`), in the JSON shape
-//! [`super::json`] edits: SessionStart, UserPromptSubmit, Stop and SessionEnd.
+//! [`super::json`] edits: SessionStart, UserPromptSubmit, Stop and SessionEnd, and the state
+//! events PermissionRequest, PostToolUse, Interrupt and SubagentStop (Codex 0.169.0 has no
+//! Notification or StopFailure).
 //!
 //! Owns the events Codex gets, the note about its approval, and the warning when its
 //! `config.toml` turns hooks off (read through [`crate::approval`], which parses only the keys
@@ -41,6 +43,10 @@ pub(crate) const EVENTS: &[EventSpec] = &[
         matcher: None,
         timeout: SESSION_END_TIMEOUT_SECS,
     },
+    EventSpec::state("PermissionRequest", "permission-request"),
+    EventSpec::state("PostToolUse", "post-tool-use"),
+    EventSpec::state("Interrupt", "interrupt"),
+    EventSpec::state("SubagentStop", "subagent-stop"),
 ];
 
 /// Codex's ceiling for a SessionEnd hook.

@@ -1,4 +1,6 @@
-//! Kimi Code: our SessionStart, UserPromptSubmit, Stop and SessionEnd hooks as `[[hooks]]`
+//! Kimi Code: our SessionStart, UserPromptSubmit, Stop and SessionEnd hooks and the state
+//! events (PermissionRequest, PermissionResult, PreToolUse for `AskUserQuestion` only,
+//! PostToolUse, PostToolUseFailure, StopFailure, Interrupt, SubagentStop) as `[[hooks]]`
 //! tables (exactly
 //! `event`, `matcher`, `command`, `timeout`) in `$KIMI_CODE_HOME/config.toml` (default
 //! `~/.kimi-code`).
@@ -54,6 +56,21 @@ pub(crate) const EVENTS: &[EventSpec] = &[
         matcher: Some(""),
         timeout: HOOK_TIMEOUT_SECS,
     },
+    EventSpec::kimi_state("PermissionRequest", "permission-request"),
+    EventSpec::kimi_state("PermissionResult", "permission-result"),
+    // A question (AskUserQuestion) asks no permission in Kimi Code; the matcher is a regular
+    // expression on the tool's name, so this hook runs for that tool alone.
+    EventSpec {
+        name: "PreToolUse",
+        arg: "pre-tool-use",
+        matcher: Some("^AskUserQuestion$"),
+        timeout: HOOK_TIMEOUT_SECS,
+    },
+    EventSpec::kimi_state("PostToolUse", "post-tool-use"),
+    EventSpec::kimi_state("PostToolUseFailure", "post-tool-use-failure"),
+    EventSpec::kimi_state("StopFailure", "stop-failure"),
+    EventSpec::kimi_state("Interrupt", "interrupt"),
+    EventSpec::kimi_state("SubagentStop", "subagent-stop"),
 ];
 
 /// Said with every Kimi Code install plan.

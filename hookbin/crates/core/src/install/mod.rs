@@ -632,6 +632,29 @@ pub(crate) struct EventSpec {
     pub timeout: u64,
 }
 
+impl EventSpec {
+    /// A state event (see `companion_core::session_state`) in the JSON shape: every tool,
+    /// notification type and agent, so no matcher.
+    pub(crate) const fn state(name: &'static str, arg: &'static str) -> EventSpec {
+        EventSpec {
+            name,
+            arg,
+            matcher: None,
+            timeout: HOOK_TIMEOUT_SECS,
+        }
+    }
+
+    /// A state event as a Kimi Code table (every table has a matcher; `""` matches all).
+    pub(crate) const fn kimi_state(name: &'static str, arg: &'static str) -> EventSpec {
+        EventSpec {
+            name,
+            arg,
+            matcher: Some(""),
+            timeout: HOOK_TIMEOUT_SECS,
+        }
+    }
+}
+
 fn events(host: Host) -> &'static [EventSpec] {
     match host {
         Host::Claude => claude::EVENTS,

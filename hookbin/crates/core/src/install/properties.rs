@@ -7,7 +7,10 @@
 //!   it changes the layout);
 //! - installing over an install changes nothing;
 //! - everything outside our entries is left as it was (other keys, other people's hooks, in
-//!   their order).
+//!   their order);
+//! - an install from before the state events (the four turn events only) is upgraded by adding
+//!   exactly the missing entries: nothing of ours taken out, nothing else changed, and the
+//!   upgraded file is the one a fresh install of today would leave.
 //!
 //! And `json_scan` agrees with `serde_json` on every document serde accepts: it accepts it, and
 //! each top-level member's span parses to the member serde sees.
@@ -19,7 +22,7 @@ use serde_json::{Map, Value};
 
 use super::json::JsonDoc;
 use super::kimi::TomlDoc;
-use super::{ConfigDoc, Entry, entries_for};
+use super::{ConfigDoc, Entry, Operation, entries_for, select};
 use crate::host::Host;
 use crate::json_scan;
 
@@ -99,8 +102,11 @@ fn hooks_config() -> impl Strategy<Value = Value> {
             "UserPromptSubmit",
             "Stop",
             "SessionEnd",
+            "PermissionRequest",
+            "PostToolUse",
+            "Notification",
         ],
-        1..=5,
+        1..=8,
     );
     (
         prop::collection::vec(("[a-zA-Z_]{1,8}", value()), 0..4),
@@ -302,6 +308,62 @@ fn check_round_trip(
     Ok(())
 }
 
+/// The four turn events every install had before the state events.
+const TURN_EVENTS: [&str; 4] = ["SessionStart", "UserPromptSubmit", "Stop", "SessionEnd"];
+
+/// An older install upgraded: only the missing entries are added, and the result is a fresh
+/// install's, with the person's text around it untouched.
+fn check_upgrade(
+    open: &dyn Fn(&str) -> Option<Box<dyn ConfigDoc>>,
+    data: &dyn Fn(&str) -> Value,
+    text: &str,
+    host: Host,
+) -> Result<(), TestCaseError> {
+    let doc = open(text);
+    prop_assume!(doc.is_some());
+    let doc = doc.unwrap();
+    prop_assume!(doc.ours().is_empty());
+    let wanted = ours(host);
+    let old: Vec<Entry> = wanted
+        .iter()
+        .filter(|e| TURN_EVENTS.contains(&e.event.as_str()))
+        .cloned()
+        .collect();
+    let older = doc
+        .edit(&[], &old)
+        .map_err(|e| TestCaseError::fail(e.to_string()))?;
+    let older_doc =
+        open(&older).ok_or_else(|| TestCaseError::fail("the old install does not open"))?;
+    let selection = select(older_doc.ours(), &wanted, Operation::Install);
+    prop_assert!(
+        selection.remove.is_empty(),
+        "the upgrade takes out {:?}",
+        selection.remove
+    );
+    let added: Vec<&str> = selection.add.iter().map(|e| e.event.as_str()).collect();
+    let expected: Vec<&str> = wanted
+        .iter()
+        .map(|e| e.event.as_str())
+        .filter(|e| !TURN_EVENTS.contains(e))
+        .collect();
+    prop_assert_eq!(added, expected);
+    let upgraded = older_doc
+        .edit(&selection.remove, &selection.add)
+        .map_err(|e| TestCaseError::fail(e.to_string()))?;
+    let upgraded_doc =
+        open(&upgraded).ok_or_else(|| TestCaseError::fail("the upgrade does not open"))?;
+    prop_assert_eq!(upgraded_doc.ours().len(), wanted.len());
+    // Installing again finds nothing to do.
+    let again = select(upgraded_doc.ours(), &wanted, Operation::Install);
+    prop_assert!(again.remove.is_empty() && again.add.is_empty());
+    // Removing it all gives back the person's data.
+    let removed = upgraded_doc
+        .edit(&all(upgraded_doc.as_ref()), &[])
+        .map_err(|e| TestCaseError::fail(e.to_string()))?;
+    prop_assert_eq!(data(&removed), data(text));
+    Ok(())
+}
+
 fn open_json(text: &str) -> Option<Box<dyn ConfigDoc>> {
     JsonDoc::open(Path::new("/p/hooks.json"), Some(text))
         .ok()
@@ -339,6 +401,24 @@ proptest! {
     #[test]
     fn kimi_toml_configs_round_trip(text in kimi_config()) {
         check_round_trip(&open_toml, &toml_data, &text, &ours(Host::Kimi))?;
+    }
+
+    #[test]
+    fn json_installs_from_before_the_state_events_upgrade_by_adding_only(
+        config in hooks_config(),
+        style in any::<u8>(),
+        crlf in any::<bool>(),
+        newline in any::<bool>(),
+        codex in any::<bool>(),
+    ) {
+        let text = render_json(&config, style, crlf, newline, false);
+        let host = if codex { Host::Codex } else { Host::Claude };
+        check_upgrade(&open_json, &json_data, &text, host)?;
+    }
+
+    #[test]
+    fn kimi_installs_from_before_the_state_events_upgrade_by_adding_only(text in kimi_config()) {
+        check_upgrade(&open_toml, &toml_data, &text, Host::Kimi)?;
     }
 
     #[test]

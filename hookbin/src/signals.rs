@@ -1,0 +1,223 @@
+//! Which [`Signal`] a host's hook event gives the session's state ([`companion_core::session_state`]),
+//! from the event and the few fields of its input we read: whether a subagent sent it, the
+//! tool's name, Claude Code's `notification_type`. Verified against the pinned hosts
+//! (`tests/real-hosts`; the README's tables say which events each host has):
+//!
+//! | event | signal |
+//! |---|---|
+//! | SessionStart (`compact`: nothing) | start |
+//! | UserPromptSubmit (a subagent's own: nothing) | prompt |
+//! | PermissionRequest | ask: `question` for `AskUserQuestion`/`request_user_input`, else `permission` |
+//! | PreToolUse (installed for Kimi Code's `AskUserQuestion` only) | ask: `question` |
+//! | Notification `permission_prompt`, `worker_permission_prompt` | ask: `permission` |
+//! | Notification `elicitation_dialog`, `elicitation_url_dialog` | ask: `question` |
+//! | Notification `elicitation_response`, `elicitation_complete` | answered |
+//! | Notification `idle_prompt` | the host is idle at its prompt |
+//! | Notification of another known type | nothing |
+//! | PostToolUse, PostToolUseFailure, PermissionResult (Kimi Code) | answered |
+//! | Stop / StopFailure / Interrupt / SubagentStop | the same |
+
+use companion_core::session_state::{Signal, ToolName, WaitReason};
+
+use crate::hook_input::{HookInput, Unexpected};
+use crate::hooks::HookEvent;
+
+/// The tools that ask the person a question (Claude Code and Kimi Code, Codex).
+const QUESTION_TOOLS: &[&str] = &["AskUserQuestion", "request_user_input"];
+
+/// Claude Code's notification types that say nothing about the session's own turn.
+const QUIET_NOTIFICATIONS: &[&str] = &[
+    "auth_success",
+    "auth_storage_failure",
+    "agent_completed",
+    "agent_needs_input",
+    "computer_use_exit",
+    "plugin_notification",
+    "push_notification",
+];
+
+fn asked(input: &HookInput, by_tool: bool) -> Signal {
+    let tool = input.tool_name.as_deref().and_then(ToolName::new);
+    let question = by_tool
+        && input
+            .tool_name
+            .as_deref()
+            .is_some_and(|t| QUESTION_TOOLS.contains(&t));
+    Signal::Ask {
+        reason: if question {
+            WaitReason::Question
+        } else {
+            WaitReason::Permission
+        },
+        tool,
+        subagent: input.from_subagent(),
+    }
+}
+
+/// The signal of `event`, `None` when it gives none, or why the input is not what we expect.
+pub fn signal(event: HookEvent, input: &HookInput) -> Result<Option<Signal>, Unexpected> {
+    let subagent = input.from_subagent();
+    Ok(Some(match event {
+        HookEvent::SessionStart => match input.source.as_deref() {
+            Some("compact") => Signal::Compact,
+            _ => Signal::Start,
+        },
+        HookEvent::UserPromptSubmit => Signal::Prompt { subagent },
+        HookEvent::PermissionRequest => asked(input, true),
+        HookEvent::PreToolUse => match input.tool_name.as_deref() {
+            Some(tool) if QUESTION_TOOLS.contains(&tool) => asked(input, true),
+            _ => return Ok(None),
+        },
+        HookEvent::Notification => {
+            let kind = input
+                .notification_type
+                .as_deref()
+                .ok_or(Unexpected::NoNotificationType)?;
+            match kind {
+                "permission_prompt" => asked(input, false),
+                "worker_permission_prompt" => Signal::Ask {
+                    reason: WaitReason::Permission,
+                    tool: None,
+                    subagent: true,
+                },
+                "elicitation_dialog" | "elicitation_url_dialog" => Signal::Ask {
+                    reason: WaitReason::Question,
+                    tool: None,
+                    subagent,
+                },
+                "elicitation_response" | "elicitation_complete" => Signal::Answered { subagent },
+                "idle_prompt" => Signal::HostIdle,
+                known if QUIET_NOTIFICATIONS.contains(&known) => return Ok(None),
+                _ => return Err(Unexpected::UnknownNotificationType),
+            }
+        }
+        HookEvent::PostToolUse | HookEvent::PostToolUseFailure | HookEvent::PermissionResult => {
+            Signal::Answered { subagent }
+        }
+        HookEvent::Stop => Signal::Stop,
+        HookEvent::StopFailure => Signal::StopFailure,
+        HookEvent::Interrupt => Signal::Interrupt,
+        HookEvent::SubagentStop => Signal::SubagentStop,
+        HookEvent::SessionEnd => return Ok(None),
+    }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn input(json: &str) -> HookInput {
+        HookInput::parse(json.as_bytes()).unwrap()
+    }
+
+    #[test]
+    fn permission_prompts_and_questions() {
+        let bash = input(r#"{"session_id":"s","tool_name":"Bash","tool_input":{"command":"x"}}"#);
+        assert_eq!(
+            signal(HookEvent::PermissionRequest, &bash),
+            Ok(Some(Signal::Ask {
+                reason: WaitReason::Permission,
+                tool: ToolName::new("Bash"),
+                subagent: false
+            }))
+        );
+        let question = input(r#"{"session_id":"s","tool_name":"AskUserQuestion","agent_id":"a"}"#);
+        assert_eq!(
+            signal(HookEvent::PermissionRequest, &question),
+            Ok(Some(Signal::Ask {
+                reason: WaitReason::Question,
+                tool: ToolName::new("AskUserQuestion"),
+                subagent: true
+            }))
+        );
+        assert_eq!(signal(HookEvent::PreToolUse, &bash), Ok(None));
+        assert!(matches!(
+            signal(HookEvent::PreToolUse, &question),
+            Ok(Some(Signal::Ask {
+                reason: WaitReason::Question,
+                ..
+            }))
+        ));
+        // A tool name that is not a plain name is not kept; the wait still counts.
+        let odd = input(r#"{"session_id":"s","tool_name":"rm -rf /"}"#);
+        assert_eq!(
+            signal(HookEvent::PermissionRequest, &odd),
+            Ok(Some(Signal::Ask {
+                reason: WaitReason::Permission,
+                tool: None,
+                subagent: false
+            }))
+        );
+    }
+
+    #[test]
+    fn claude_code_notifications_by_type() {
+        let of = |kind: &str| {
+            signal(
+                HookEvent::Notification,
+                &input(&format!(
+                    r#"{{"session_id":"s","message":"m","notification_type":"{kind}"}}"#
+                )),
+            )
+        };
+        assert!(matches!(
+            of("permission_prompt"),
+            Ok(Some(Signal::Ask {
+                reason: WaitReason::Permission,
+                ..
+            }))
+        ));
+        assert!(matches!(
+            of("elicitation_dialog"),
+            Ok(Some(Signal::Ask {
+                reason: WaitReason::Question,
+                ..
+            }))
+        ));
+        assert_eq!(
+            of("elicitation_response"),
+            Ok(Some(Signal::Answered { subagent: false }))
+        );
+        assert_eq!(of("idle_prompt"), Ok(Some(Signal::HostIdle)));
+        assert_eq!(of("auth_success"), Ok(None));
+        assert_eq!(of("brand_new"), Err(Unexpected::UnknownNotificationType));
+        assert_eq!(
+            signal(HookEvent::Notification, &input(r#"{"session_id":"s"}"#)),
+            Err(Unexpected::NoNotificationType)
+        );
+    }
+
+    #[test]
+    fn turns_and_their_ends() {
+        let main = input(r#"{"session_id":"s"}"#);
+        let sub = input(r#"{"session_id":"s","agent_id":"agent-0"}"#);
+        assert_eq!(
+            signal(HookEvent::UserPromptSubmit, &sub),
+            Ok(Some(Signal::Prompt { subagent: true }))
+        );
+        assert_eq!(
+            signal(HookEvent::PostToolUse, &sub),
+            Ok(Some(Signal::Answered { subagent: true }))
+        );
+        assert_eq!(
+            signal(HookEvent::PermissionResult, &main),
+            Ok(Some(Signal::Answered { subagent: false }))
+        );
+        assert_eq!(
+            signal(HookEvent::Interrupt, &main),
+            Ok(Some(Signal::Interrupt))
+        );
+        assert_eq!(
+            signal(HookEvent::StopFailure, &main),
+            Ok(Some(Signal::StopFailure))
+        );
+        assert_eq!(
+            signal(
+                HookEvent::SessionStart,
+                &input(r#"{"session_id":"s","source":"compact"}"#)
+            ),
+            Ok(Some(Signal::Compact))
+        );
+        assert_eq!(signal(HookEvent::SessionEnd, &main), Ok(None));
+    }
+}
