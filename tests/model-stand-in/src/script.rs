@@ -317,7 +317,8 @@ mod tests {
         );
         let no_tools = json!({"messages": [{"role": "user", "content": "stand-in: run ls"}]});
         assert_eq!(anthropic_move(&no_tools), Move::Reply);
-        let plain = json!({"tools": [bash_tool()], "messages": [{"role": "user", "content": "hello"}]});
+        let plain =
+            json!({"tools": [bash_tool()], "messages": [{"role": "user", "content": "hello"}]});
         assert_eq!(anthropic_move(&plain), Move::Reply);
     }
 
@@ -369,9 +370,16 @@ mod tests {
             {"type": "namespace", "name": "multi_agent_v1", "tools": [
                 {"type": "function", "name": "spawn_agent", "parameters": {"type": "object",
                     "properties": {"message": {"type": "string"}}}}]}]);
-        let ask = |text: &str| json!({"tools": tools, "input": [{"type": "message", "role": "user",
-            "content": [{"type": "input_text", "text": text}]}]});
-        let Move::Call { name, namespace, input } = openai_move(&ask("stand-in: run touch y")) else {
+        let ask = |text: &str| {
+            json!({"tools": tools, "input": [{"type": "message", "role": "user",
+            "content": [{"type": "input_text", "text": text}]}]})
+        };
+        let Move::Call {
+            name,
+            namespace,
+            input,
+        } = openai_move(&ask("stand-in: run touch y"))
+        else {
             panic!("no call")
         };
         assert_eq!((name.as_str(), namespace), ("exec_command", None));
