@@ -222,7 +222,7 @@ fn claude_code_permission_prompt_answered_then_the_turn_finishes() {
     assert!(out.status.success() && out.stdout.is_empty());
     let session = session_of(&home, "c1");
     assert_eq!(session["state"], "finished");
-    assert!(session.get("interrupted").is_none());
+    assert_eq!(session["interrupted"], false);
     assert!(session["turnStartedAt"].is_string());
     nothing_leaked(&home);
     // The log says the state, never the tool's input.

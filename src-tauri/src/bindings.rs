@@ -20,6 +20,7 @@ use companion_core::host::Host;
 use companion_core::hub::DownReason;
 use companion_core::install::{Action, Entry, HookStateKind, Operation};
 use companion_core::registration::Scope;
+use companion_core::session_state::{SessionState, ToolName, WaitReason};
 use companion_core::spool::BoardRecord;
 use companion_core::status::{
     ApprovalSummary, FabricRunState, FabricStatus, HookSummary, HostStatus, HostVersionStatus,
@@ -56,6 +57,9 @@ fn declarations() -> Vec<String> {
         ServicesStatus,
         LogStatus,
         TurnStatus,
+        SessionState,
+        WaitReason,
+        ToolName,
         SessionStatus,
         Status,
         // the hook installer's plan (companion-core) as the page receives it

@@ -120,11 +120,46 @@ export type TurnStatus = { seq: number, at: string,
  */
 filesChanged?: number | null, linesAdded?: number | null, linesRemoved?: number | null, };
 
+export type SessionState = "idle" | "working" | "needs-you" | "finished" | "failed";
+
+export type WaitReason = "permission" | "question";
+
+export type ToolName = string;
+
 export type SessionStatus = { id: string, host: HostId, project: string, startedAt: string, hostPid: number, 
 /**
  * A prompt started a turn after the last Stop.
  */
-inTurn: boolean, lastTurn?: TurnStatus, 
+inTurn: boolean, 
+/**
+ * What the session is doing, from its hooks ([`crate::session_state`]): `idle`,
+ * `working`, `needs-you`, `finished` or `failed`.
+ */
+state: SessionState, 
+/**
+ * Since when (RFC 3339, to the millisecond); absent before any hook recorded a state.
+ */
+stateSince?: string, 
+/**
+ * Needs you: why, in a word (`permission`, `question`).
+ */
+reason?: WaitReason, 
+/**
+ * Needs you: the tool waiting, when the host names it.
+ */
+tool?: ToolName, 
+/**
+ * Needs you: a subagent asked.
+ */
+subagent: boolean, 
+/**
+ * Finished: the turn was interrupted (or its prompt refused), not ended by the agent.
+ */
+interrupted: boolean, 
+/**
+ * When the current (or last) turn started.
+ */
+turnStartedAt?: string, lastTurn?: TurnStatus, 
 /**
  * The last board reading (`null` when the board never gave a count).
  */

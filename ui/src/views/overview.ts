@@ -1,11 +1,12 @@
-// Overview: Fabric's state, whether the session hooks are active, and the live sessions.
+// Overview: Fabric's state, whether the session hooks are active, and the live sessions with
+// each one's state and since when (those that need you first).
 // Rendering patches the view in place (`patchChildren`), so a status event keeps the person's
 // selection and scroll; each session row is keyed by its id. A row's "Go to" raises the
 // window the session runs in (the same code as the tray and `fabric-session focus`); what it
 // did, or where the session is when it could not, is said in the line under the table.
 
 import { badge, h, patchChildren, setText, when } from '../dom';
-import type { FocusView, SessionStatus, StatusView, TurnChanges } from '../types';
+import type { FocusView, SessionState, SessionStatus, StatusView, TurnChanges } from '../types';
 
 /** The line saying what the last "Go to" did; kept across re-renders. */
 let focusNote = '';
@@ -118,6 +119,52 @@ function boardCell(session: SessionStatus): HTMLElement {
   );
 }
 
+/** How long ago `iso` was, in the largest whole unit (as the tray and `status` say it). */
+export function waited(iso: string | undefined, now: Date = new Date()): string {
+  if (!iso) return '';
+  const at = new Date(iso).getTime();
+  if (Number.isNaN(at)) return '';
+  const secs = Math.max(0, Math.floor((now.getTime() - at) / 1000));
+  if (secs < 60) return `${secs} s`;
+  if (secs < 3600) return `${Math.floor(secs / 60)} min`;
+  if (secs < 86400) return `${Math.floor(secs / 3600)} h`;
+  return `${Math.floor(secs / 86400)} d`;
+}
+
+const STATE_WORDS: Record<SessionState, [string, 'good' | 'warn' | 'bad' | 'neutral']> = {
+  idle: ['idle', 'neutral'],
+  working: ['working', 'good'],
+  'needs-you': ['needs you', 'warn'],
+  finished: ['finished', 'neutral'],
+  failed: ['failed', 'bad'],
+};
+
+/** The session's state and since when: `needs you` (why, the tool, how long), `working`, … */
+function stateCell(session: SessionStatus): HTMLElement {
+  const [word, tone] = STATE_WORDS[session.state];
+  const detail: string[] = [];
+  if (session.state === 'needs-you') {
+    detail.push(session.reason ?? 'permission');
+    if (session.tool) detail.push(session.tool);
+    if (session.subagent) detail.push('a subagent asks');
+  }
+  if (session.state === 'finished' && session.interrupted) detail.push('interrupted');
+  const since = session.stateSince;
+  return h(
+    'td',
+    { 'data-col': 'state', 'data-state': session.state },
+    badge(word, tone),
+    detail.length > 0 ? h('span', { 'data-col': 'why' }, ` ${detail.join(' · ')}`) : null,
+    since
+      ? h(
+          'div',
+          { class: 'muted small', 'data-col': 'since', title: since },
+          `since ${when(since)}${session.state === 'needs-you' ? ` (${waited(since)})` : ''}`,
+        )
+      : null,
+  );
+}
+
 function shortId(id: string): string {
   return id.length > 12 ? `${id.slice(0, 8)}…` : id;
 }
@@ -142,7 +189,7 @@ function sessionRow(session: SessionStatus, changes: TurnChanges | undefined): H
       turn && changesText(changes) ? h('div', { class: 'muted small' }, changesText(changes)) : null,
     ),
     boardCell(session),
-    h('td', { 'data-col': 'activity' }, session.inTurn ? badge('in a turn', 'warn') : badge('idle', 'neutral')),
+    stateCell(session),
     h(
       'td',
       { 'data-col': 'go' },
@@ -160,6 +207,14 @@ function sessionRow(session: SessionStatus, changes: TurnChanges | undefined): H
   );
 }
 
+/** Sessions that need you first (the longest waiting first), then the rest as listed. */
+export function needsYouFirst(sessions: SessionStatus[]): SessionStatus[] {
+  const waiting = sessions
+    .filter((s) => s.state === 'needs-you')
+    .sort((a, b) => (a.stateSince ?? '').localeCompare(b.stateSince ?? ''));
+  return [...waiting, ...sessions.filter((s) => s.state !== 'needs-you')];
+}
+
 function sessionsTable(view: StatusView): HTMLElement {
   const sessions = view.status.sessions;
   const body =
@@ -175,7 +230,7 @@ function sessionsTable(view: StatusView): HTMLElement {
             ),
           ),
         ]
-      : sessions.map((s) => sessionRow(s, view.turnChanges[s.id]));
+      : needsYouFirst(sessions).map((s) => sessionRow(s, view.turnChanges[s.id]));
   return h(
     'section',
     { class: 'card wide', 'aria-labelledby': 'sessions-h' },

@@ -1,6 +1,6 @@
 import { beforeEach, describe, expect, it, vi } from 'vitest';
 import { logLine, planFixture, servicesFixture, settingsFixture, statusFixture } from '../../mock/fixtures';
-import { focusText, renderOverview, wireOverview } from '../../src/views/overview';
+import { focusText, renderOverview, waited, wireOverview } from '../../src/views/overview';
 import type { FocusView } from '../../src/types';
 import { HooksView } from '../../src/views/hooks';
 import { LogView, matches, visible } from '../../src/views/log';
@@ -45,6 +45,17 @@ describe('log filtering', () => {
   });
 });
 
+describe('waited', () => {
+  it('says how long in the largest whole unit', () => {
+    const now = new Date('2026-10-01T10:00:00Z');
+    expect(waited('2026-10-01T09:59:48Z', now)).toBe('12 s');
+    expect(waited('2026-10-01T09:56:00Z', now)).toBe('4 min');
+    expect(waited('2026-10-01T07:00:00Z', now)).toBe('3 h');
+    expect(waited('2026-09-28T10:00:00Z', now)).toBe('3 d');
+    expect(waited(undefined, now)).toBe('');
+  });
+});
+
 describe('overview', () => {
   it('shows Fabric, the hooks and each session with its unread count', () => {
     renderOverview(root, statusFixture());
@@ -53,7 +64,16 @@ describe('overview', () => {
     expect(row.querySelector('[data-col="project"]')!.textContent).toBe('proj-analytics');
     expect(row.querySelector('[data-col="unread"]')!.textContent).toBe('2 unread');
     expect(row.textContent).toContain('4 files, +120 −7');
-    expect(root.querySelector('[data-session="sess-web-2"] [data-col="activity"]')!.textContent).toBe('in a turn');
+    const waiting = root.querySelector('[data-session="sess-web-2"] [data-col="state"]')!;
+    expect(waiting.getAttribute('data-state')).toBe('needs-you');
+    expect(waiting.querySelector('.badge')!.textContent).toBe('needs you');
+    expect(waiting.querySelector('[data-col="why"]')!.textContent).toBe(' permission · Bash');
+    expect(waiting.querySelector('[data-col="since"]')!.textContent).toMatch(/^since .+ \(\d+ (s|min|h|d)\)$/);
+    const done = root.querySelector('[data-session="sess-analytics-1"] [data-col="state"]')!;
+    expect(done.querySelector('.badge')!.textContent).toBe('finished');
+    // The session that needs you comes first.
+    const rows = [...root.querySelectorAll('#sessions tbody tr')].map((r) => r.getAttribute('data-session'));
+    expect(rows).toEqual(['sess-web-2', 'sess-analytics-1']);
     expect(root.querySelector('[data-session="sess-web-2"] [data-col="board"]')!.textContent).toBe('unknown');
   });
 

@@ -187,12 +187,8 @@ pub struct SessionStatus {
     #[cfg_attr(feature = "ts", ts(optional))]
     pub tool: Option<ToolName>,
     /// Needs you: a subagent asked.
-    #[serde(skip_serializing_if = "std::ops::Not::not")]
-    #[cfg_attr(feature = "ts", ts(optional))]
     pub subagent: bool,
     /// Finished: the turn was interrupted (or its prompt refused), not ended by the agent.
-    #[serde(skip_serializing_if = "std::ops::Not::not")]
-    #[cfg_attr(feature = "ts", ts(optional))]
     pub interrupted: bool,
     /// When the current (or last) turn started.
     #[serde(skip_serializing_if = "Option::is_none")]
