@@ -305,6 +305,10 @@ pub struct SettingsForm {
     pub launch_at_login: bool,
     /// Projects (folder names) whose sessions never notify.
     pub muted_projects: Vec<String>,
+    /// Seconds a session must have needed you before it is notified.
+    pub needs_you_grace_secs: u64,
+    /// A turn longer than this many minutes says so when it finishes; `null`: never.
+    pub long_turn_minutes: Option<u64>,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -315,6 +319,8 @@ pub struct SettingsView {
     pub form: SettingsForm,
     pub notifications_paused_until: Option<String>,
     pub min_interval_secs: u64,
+    /// The longest grace that can be set, in seconds.
+    pub max_grace_secs: u64,
     pub autostart_file: PathBuf,
     pub autostart_present: bool,
     /// How notifications behave, one line per rule.
@@ -336,10 +342,13 @@ pub fn settings_view(paths: &Paths) -> SettingsView {
             quiet_end: s.quiet_hours.as_ref().map(|q| q.end.clone()),
             launch_at_login: starts_at_login,
             muted_projects: s.muted_projects.clone(),
+            needs_you_grace_secs: s.needs_you_grace_secs,
+            long_turn_minutes: s.long_turn(),
         },
         path,
         notifications_paused_until: s.notifications_paused_until,
         min_interval_secs: settings::MIN_WATCH_INTERVAL_SECS,
+        max_grace_secs: settings::MAX_NEEDS_YOU_GRACE_SECS,
         autostart_present: starts_at_login,
         autostart_file,
         rules: settings::NOTIFICATION_RULES
@@ -392,12 +401,28 @@ pub fn merge_form(current: Settings, form: &SettingsForm) -> CommandResult<Setti
             muted_projects.push(project.to_string());
         }
     }
+    if form.needs_you_grace_secs > settings::MAX_NEEDS_YOU_GRACE_SECS {
+        return Err(CommandError::Invalid(format!(
+            "the grace before a \"needs you\" notification must be at most {} seconds",
+            settings::MAX_NEEDS_YOU_GRACE_SECS
+        )));
+    }
+    if form
+        .long_turn_minutes
+        .is_some_and(|m| m == 0 || m > 24 * 60)
+    {
+        return Err(CommandError::Invalid(
+            "a long turn is between 1 minute and 24 hours (leave it empty for never)".into(),
+        ));
+    }
     Ok(Settings {
         watch_interval_secs: form.watch_interval_secs,
         notifications: form.notifications,
         quiet_hours,
         launch_at_login: form.launch_at_login,
         muted_projects,
+        needs_you_grace_secs: form.needs_you_grace_secs,
+        long_turn_minutes: form.long_turn_minutes,
         ..current
     })
 }
@@ -520,6 +545,8 @@ mod tests {
             quiet_end: Some("07:30".into()),
             launch_at_login: true,
             muted_projects: vec![" noisy ".into(), "".into(), "noisy".into(), "web".into()],
+            needs_you_grace_secs: 8,
+            long_turn_minutes: Some(10),
         }
     }
 
@@ -533,6 +560,8 @@ mod tests {
         assert_eq!(merged.watch_interval_secs, 120);
         assert_eq!(merged.quiet_hours.unwrap().end, "07:30");
         assert_eq!(merged.muted_projects, ["noisy", "web"]);
+        assert_eq!(merged.needs_you_grace_secs, 8);
+        assert_eq!(merged.long_turn(), Some(10));
         assert_eq!(
             merged.notifications_paused_until.as_deref(),
             Some("2026-10-01T10:00:00Z")
@@ -561,6 +590,16 @@ mod tests {
             ..form()
         };
         assert!(merge_form(Settings::default(), &a_path).is_err());
+        let long_grace = SettingsForm {
+            needs_you_grace_secs: 601,
+            ..form()
+        };
+        assert!(merge_form(Settings::default(), &long_grace).is_err());
+        let zero_minutes = SettingsForm {
+            long_turn_minutes: Some(0),
+            ..form()
+        };
+        assert!(merge_form(Settings::default(), &zero_minutes).is_err());
         let none = SettingsForm {
             quiet_start: Some(" ".into()),
             quiet_end: None,

@@ -211,9 +211,12 @@ export function settingsFixture(): SettingsView {
       quietEnd: '07:30',
       launchAtLogin: false,
       mutedProjects: ['proj-noisy'],
+      needsYouGraceSecs: 5,
+      longTurnMinutes: null,
     },
     notificationsPausedUntil: null,
     minIntervalSecs: 10,
+    maxGraceSecs: 600,
     autostartFile: '/home/ada/.config/autostart/fabric-tray.desktop',
     autostartPresent: false,
     rules: [

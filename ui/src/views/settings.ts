@@ -14,6 +14,8 @@ export class SettingsView {
   private readonly quietEnd: HTMLInputElement;
   private readonly login: HTMLInputElement;
   private readonly muted: HTMLInputElement;
+  private readonly grace: HTMLInputElement;
+  private readonly longTurn: HTMLInputElement;
   private readonly rulesEl: HTMLElement;
   private readonly message: HTMLElement;
   private readonly testMessage: HTMLElement;
@@ -31,6 +33,8 @@ export class SettingsView {
     this.quietEnd = h('input', { id: 'set-quiet-end', type: 'time' });
     this.login = h('input', { id: 'set-login', type: 'checkbox' });
     this.muted = h('input', { id: 'set-muted', type: 'text', placeholder: 'project-a, project-b' });
+    this.grace = h('input', { id: 'set-grace', type: 'number', min: 0, max: 600, step: 1, required: true });
+    this.longTurn = h('input', { id: 'set-long-turn', type: 'number', min: 1, max: 1440, step: 1, placeholder: 'off' });
     this.rulesEl = h('ul', { 'data-fact': 'rules' });
     this.message = h('p', { id: 'settings-message', role: 'status', 'aria-live': 'polite' });
     this.testMessage = h('p', { id: 'test-message', role: 'status', 'aria-live': 'polite' });
@@ -64,6 +68,18 @@ export class SettingsView {
         this.muted,
         'Project folder names, separated by commas: their sessions never notify.',
       ),
+      row(
+        'set-grace',
+        'Needs you after (seconds)',
+        this.grace,
+        'A session waiting on a permission prompt or a question is notified once it has waited this long.',
+      ),
+      row(
+        'set-long-turn',
+        'A long turn finished (minutes)',
+        this.longTurn,
+        'Say when a turn longer than this finishes. Leave empty for never.',
+      ),
       h('fieldset', {}, h('legend', {}, 'How notifications behave'), this.rulesEl),
       row('set-login', 'Launch the tray at login', this.login),
       h('div', { class: 'actions' }, save, test),
@@ -92,6 +108,9 @@ export class SettingsView {
     setValue(this.quietEnd, view.form.quietEnd ?? '');
     setChecked(this.login, view.form.launchAtLogin);
     setValue(this.muted, view.form.mutedProjects.join(', '));
+    if (this.grace.max !== String(view.maxGraceSecs)) this.grace.max = String(view.maxGraceSecs);
+    setValue(this.grace, String(view.form.needsYouGraceSecs));
+    setValue(this.longTurn, view.form.longTurnMinutes === null ? '' : String(view.form.longTurnMinutes));
     if (this.rulesEl.textContent !== view.rules.join('')) {
       this.rulesEl.replaceChildren(...view.rules.map((rule) => h('li', {}, rule)));
     }
@@ -109,6 +128,8 @@ export class SettingsView {
         .split(',')
         .map((p) => p.trim())
         .filter((p) => p !== ''),
+      needsYouGraceSecs: Number(this.grace.value),
+      longTurnMinutes: this.longTurn.value.trim() === '' ? null : Number(this.longTurn.value),
     };
   }
 

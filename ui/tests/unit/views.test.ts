@@ -223,4 +223,15 @@ describe('services and settings', () => {
     (root.querySelector('#set-muted') as HTMLInputElement).value = ' web ,, api ';
     expect(view.read().mutedProjects).toEqual(['web', 'api']);
   });
+
+  it('reads the needs-you grace and the long-turn minutes (empty: never)', () => {
+    const view = new SettingsView(root, { saveSettings: vi.fn(), sendTestNotification: vi.fn() });
+    view.update({ ...settingsFixture(), form: { ...settingsFixture().form, longTurnMinutes: 15 } });
+    expect((root.querySelector('#set-grace') as HTMLInputElement).value).toBe('5');
+    expect((root.querySelector('#set-long-turn') as HTMLInputElement).value).toBe('15');
+    (root.querySelector('#set-grace') as HTMLInputElement).value = '12';
+    (root.querySelector('#set-long-turn') as HTMLInputElement).value = ' ';
+    expect(view.read().needsYouGraceSecs).toBe(12);
+    expect(view.read().longTurnMinutes).toBeNull();
+  });
 });

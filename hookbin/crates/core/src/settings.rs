@@ -14,15 +14,23 @@ use crate::paths::Paths;
 
 /// How notifications behave, one line per rule: said in the dashboard's Settings and the
 /// README (a test keeps the README's copy the same); the tray's model implements them.
-pub const NOTIFICATION_RULES: [&str; 7] = [
-    "A session in a turn (a prompt is running) is not notified: you are at it.",
+pub const NOTIFICATION_RULES: [&str; 9] = [
+    "A session in a turn (a prompt is running) is not notified of mail: you are at it.",
     "A session you are looking at is not notified: its window is the active one (X11; in tmux, its pane is the one shown there).",
-    "Rises in several sessions within 5 seconds become one notification (\"3 sessions · 7 unread\"), replaced in place, never stacked.",
+    "Rises in several sessions within 5 seconds become one notification (\"3 sessions · 7 unread\"), replaced in place, never stacked; so do sessions that come to need you within 5 seconds (\"2 sessions need you\").",
     "At most one notification a minute per session; a session back to zero unread takes its notification away.",
     "Quiet hours: no notifications from From until Until, local time, across midnight too; the icon still counts.",
     "Muted projects (folder names): their sessions never notify; the icon still counts them.",
     "Clicking a session's notification, its line in the tray's menu or Go to on the Overview raises the window it runs in.",
+    "A session that needs you (a permission prompt, a question) gets one notification per wait once it has waited the grace (5 seconds unless set), inside its turn too; answering takes it away. The icon shows a mark while any session needs you.",
+    "A long turn finishing says so only if you set how many minutes is long (off unless set).",
 ];
+
+/// How long a session must have needed you before it is notified, unless set: an answer given
+/// at once makes no notification.
+pub const DEFAULT_NEEDS_YOU_GRACE_SECS: u64 = 5;
+/// The longest grace that can be set.
+pub const MAX_NEEDS_YOU_GRACE_SECS: u64 = 600;
 
 /// The watch interval may not go below this many seconds (the same floor as `watch-mail`).
 pub const MIN_WATCH_INTERVAL_SECS: u64 = 10;
@@ -75,6 +83,10 @@ pub struct Settings {
     pub dismissed_hook_offers: Vec<crate::host::Host>,
     /// Projects (folder names) whose sessions never notify; the icon still counts them.
     pub muted_projects: Vec<String>,
+    /// Seconds a session must have needed you before it is notified (at most 600).
+    pub needs_you_grace_secs: u64,
+    /// A turn longer than this many minutes says so when it finishes; `None`: never.
+    pub long_turn_minutes: Option<u64>,
 }
 
 impl Default for Settings {
@@ -87,6 +99,8 @@ impl Default for Settings {
             notifications_paused_until: None,
             dismissed_hook_offers: Vec::new(),
             muted_projects: Vec::new(),
+            needs_you_grace_secs: DEFAULT_NEEDS_YOU_GRACE_SECS,
+            long_turn_minutes: None,
         }
     }
 }
@@ -95,6 +109,16 @@ impl Settings {
     /// The interval with the floor applied.
     pub fn effective_interval_secs(&self) -> u64 {
         self.watch_interval_secs.max(MIN_WATCH_INTERVAL_SECS)
+    }
+
+    /// The grace with its ceiling applied.
+    pub fn effective_grace_secs(&self) -> u64 {
+        self.needs_you_grace_secs.min(MAX_NEEDS_YOU_GRACE_SECS)
+    }
+
+    /// The long-turn threshold in minutes, when set (0 reads as off).
+    pub fn long_turn(&self) -> Option<u64> {
+        self.long_turn_minutes.filter(|m| *m > 0)
     }
 }
 
