@@ -7,7 +7,7 @@
 # `icon.icns`. Only the files the bundles name are kept (no Android, iOS or Store logos).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-cargo run -q -p fabric-tray -- --render-icons icons/
+cargo run -q -p fabric-tray --bin fabric-tray -- --render-icons icons/
 tauri=ui/node_modules/.bin/tauri
 if [ ! -x "$tauri" ]; then
   echo "error: $tauri is missing: run (cd ui && npm ci) first" >&2

@@ -21,6 +21,7 @@ use companion_core::{file_watch, watched};
 use crate::background::{self, Background, Command};
 use crate::model::{self, Action, Choice, MenuLine, Model, TrayView};
 use crate::reader::{Reader, Reading};
+use crate::waker::Waker;
 use crate::{clock, launcher, offers, tray_host};
 
 /// Events the controller receives from other threads (and the shell).
@@ -82,6 +83,8 @@ pub struct Controller {
     said_why_not_raised: bool,
     send: EventSink,
     reader: Reader,
+    /// Wakes the model when a wait's grace or a minute of the menu's count runs out.
+    waker: Waker,
 }
 
 impl Controller {
@@ -114,6 +117,8 @@ impl Controller {
         let reader = Reader::start(paths.clone(), move |reading| {
             deliver(UserEvent::Read(Box::new(reading)));
         })?;
+        let wake = Arc::clone(&send);
+        let waker = Waker::start(move || wake(UserEvent::Refresh))?;
         if cfg!(target_os = "linux") {
             spawn_tray_host_check(Arc::clone(&send));
         }
@@ -129,6 +134,7 @@ impl Controller {
             said_why_not_raised: false,
             send,
             reader,
+            waker,
         })
     }
 
@@ -168,13 +174,17 @@ impl Controller {
         } = reading;
         let decision = model::decide(&self.model, &snap, now.max(0) as u64);
         self.model = decision.model;
+        self.waker.set(decision.wake_at);
         let interval = Duration::from_secs(settings.effective_interval_secs());
         // The first-run offer: menu items while it holds, one notification per host per run.
         let dismissed = settings.dismissed_hook_offers.iter().copied().collect();
         let offers = offers::decide_offers(&snap, &dismissed, &self.offers_notified);
         self.offers_notified = offers.notified;
         let mut view = decision.view;
-        view.menu = offers::with_offers(view.menu, &offers.menu);
+        view.menu = offers::with_updates(
+            offers::with_offers(view.menu, &offers.menu),
+            &offers::updatable(&snap),
+        );
         self.apply(view);
         let Some(background) = &self.background else {
             return;

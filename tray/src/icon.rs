@@ -1,6 +1,9 @@
 //! The tray icon's pixels: the base art, the unread count drawn into it with a tiny embedded
-//! 5×7 bitmap font (no system font), grey when Fabric is down or no host is wired, and an
-//! amber warning triangle when a hook logged a failure in the last hour.
+//! 5×7 bitmap font (no system font), grey when Fabric is down or no host is wired, an amber
+//! warning triangle (top right) when a hook logged a failure in the last hour, and the "needs
+//! you" mark (bottom right: a red disc in a white ring, the count moved aside) while a session
+//! waits for the person. Both marks are drawn after the grey, so they keep their colour; the
+//! disc is a quarter of the icon across, three pixels and more at 16 px.
 //!
 //! Everything is drawn in code (signed-distance shapes, so any size is crisp), which is also
 //! how the PNGs in `icons/` are made (`fabric-tray --render-icons <dir>`).
@@ -14,6 +17,8 @@ const BLUE: [u8; 3] = [0x2f, 0x6f, 0xeb];
 const WHITE: [u8; 3] = [0xff, 0xff, 0xff];
 const AMBER: [u8; 3] = [0xff, 0xb0, 0x00];
 const DARK: [u8; 3] = [0x20, 0x20, 0x20];
+/// The "needs you" mark.
+const RED: [u8; 3] = [0xe0, 0x1e, 0x37];
 
 /// 5×7 glyphs, one row per byte, the 5 low bits left to right.
 fn glyph(c: char) -> [u8; 7] {
@@ -189,14 +194,13 @@ pub fn render(state: &IconState, size: u32) -> Rgba {
             2 => 4.5,
             _ => 3.0,
         } * s;
-        draw_text(
-            &mut img,
-            &state.count_text,
-            32.0 * s,
-            33.0 * s,
-            scale,
-            WHITE,
-        );
+        // With the mark, the count moves up and left, clear of it.
+        let (cx, cy) = if state.needs_you {
+            (27.0, 28.0)
+        } else {
+            (32.0, 33.0)
+        };
+        draw_text(&mut img, &state.count_text, cx * s, cy * s, scale, WHITE);
     }
     if state.greyed {
         grey_out(&mut img);
@@ -208,8 +212,18 @@ pub fn render(state: &IconState, size: u32) -> Rgba {
         img.fill(AMBER, |x, y| triangle(x, y, cx, top, bottom, half));
         draw_text(&mut img, "!", cx, 18.0 * s, 2.0 * s, DARK);
     }
+    if state.needs_you {
+        let (cx, cy) = (NEEDS_YOU_CENTRE * s, NEEDS_YOU_CENTRE * s);
+        let disc = move |x: f32, y: f32| ((x - cx).powi(2) + (y - cy).powi(2)).sqrt();
+        img.fill(WHITE, |x, y| disc(x, y) - (NEEDS_YOU_RADIUS + 3.0) * s);
+        img.fill(RED, |x, y| disc(x, y) - NEEDS_YOU_RADIUS * s);
+    }
     img
 }
+
+/// Where the "needs you" mark is, in 64-pixel units.
+const NEEDS_YOU_CENTRE: f32 = 48.0;
+const NEEDS_YOU_RADIUS: f32 = 11.0;
 
 /// The macOS menu-bar template of an icon: black where the art is coloured, transparent
 /// where it is white (the count and the board lines cut out), so the system tints it.
@@ -255,19 +269,24 @@ pub fn render_all(dir: &std::path::Path) -> std::io::Result<Vec<std::path::PathB
     std::fs::create_dir_all(dir)?;
     let mut written = Vec::new();
     let variants = [
-        ("tray-idle", "", false, false),
-        ("tray-count-1", "1", false, false),
-        ("tray-count-42", "42", false, false),
-        ("tray-count-99plus", "99+", false, false),
-        ("tray-grey", "", true, false),
-        ("tray-warning", "3", false, true),
-        ("tray-grey-warning", "", true, true),
+        ("tray-idle", "", false, false, false),
+        ("tray-count-1", "1", false, false, false),
+        ("tray-count-42", "42", false, false, false),
+        ("tray-count-99plus", "99+", false, false, false),
+        ("tray-grey", "", true, false, false),
+        ("tray-warning", "3", false, true, false),
+        ("tray-grey-warning", "", true, true, false),
+        ("tray-needs-you", "", false, false, true),
+        ("tray-needs-you-count-3", "3", false, false, true),
+        ("tray-needs-you-warning", "42", false, true, true),
+        ("tray-grey-needs-you", "", true, false, true),
     ];
-    for (name, count, greyed, warning) in variants {
+    for (name, count, greyed, warning, needs_you) in variants {
         let state = IconState {
             count_text: count.into(),
             greyed,
             warning,
+            needs_you,
         };
         let path = dir.join(format!("{name}.png"));
         write_png(&render(&state, TRAY_SIZE), &path)?;
@@ -279,11 +298,7 @@ pub fn render_all(dir: &std::path::Path) -> std::io::Result<Vec<std::path::PathB
         &template_path,
     )?;
     written.push(template_path);
-    let app = IconState {
-        count_text: String::new(),
-        greyed: false,
-        warning: false,
-    };
+    let app = IconState::default();
     for size in [32, 128, 256, 512] {
         let path = dir.join(format!("app-{size}.png"));
         write_png(&render(&app, size), &path)?;
@@ -301,6 +316,101 @@ mod tests {
             count_text: count.into(),
             greyed,
             warning,
+            needs_you: false,
+        }
+    }
+
+    fn waiting(count: &str, greyed: bool, warning: bool) -> IconState {
+        IconState {
+            needs_you: true,
+            ..state(count, greyed, warning)
+        }
+    }
+
+    fn is_red(px: [u8; 4]) -> bool {
+        px[0] > 180 && px[1] < 80 && px[2] < 100 && px[3] > 200
+    }
+
+    #[test]
+    fn the_needs_you_mark_is_red_at_16_px_in_every_state() {
+        for base in [
+            state("", false, false),
+            state("7", false, false),
+            state("99+", false, false),
+            state("", true, false),
+            state("3", false, true),
+            state("", true, true),
+        ] {
+            let with = IconState {
+                needs_you: true,
+                ..base.clone()
+            };
+            for size in [16u32, 22, 32, 64] {
+                let img = render(&with, size);
+                let c = (NEEDS_YOU_CENTRE * size as f32 / 64.0) as u32;
+                assert!(
+                    is_red(img.get(c, c)),
+                    "{with:?} at {size} px: {:?}",
+                    img.get(c, c)
+                );
+                let red = img
+                    .pixels
+                    .chunks_exact(4)
+                    .filter(|p| is_red([p[0], p[1], p[2], p[3]]))
+                    .count();
+                let without = render(&base, size);
+                let red_without = without
+                    .pixels
+                    .chunks_exact(4)
+                    .filter(|p| is_red([p[0], p[1], p[2], p[3]]))
+                    .count();
+                assert_eq!(red_without, 0, "{base:?} has no red");
+                // At least a 3-pixel-wide disc at 16 px (7 pixels or more).
+                assert!(
+                    red >= (size * size / 40) as usize,
+                    "{with:?} at {size} px: {red} red pixels"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn the_mark_is_not_the_count_and_the_count_stays_readable_beside_it() {
+        let mark = render(&waiting("", false, false), TRAY_SIZE);
+        // White outside the mark's ring: the count (or the board art).
+        let white_outside = |img: &Rgba| {
+            let mut n = 0;
+            for y in 0..img.height {
+                for x in 0..img.width {
+                    let d = ((x as f32 + 0.5 - NEEDS_YOU_CENTRE).powi(2)
+                        + (y as f32 + 0.5 - NEEDS_YOU_CENTRE).powi(2))
+                    .sqrt();
+                    let [r, g, b, a] = img.get(x, y);
+                    if d > NEEDS_YOU_RADIUS + 4.0 && r > 240 && g > 240 && b > 240 && a > 240 {
+                        n += 1;
+                    }
+                }
+            }
+            n
+        };
+        for count in ["1", "9", "42", "99+"] {
+            let plain = render(&state(count, false, false), TRAY_SIZE);
+            let both = render(&waiting(count, false, false), TRAY_SIZE);
+            assert!(
+                differing(&mark, &plain) > 10,
+                "{count}: the mark is not a count"
+            );
+            assert!(
+                differing(&both, &plain) > 10,
+                "{count}: the mark shows with a count"
+            );
+            // The count moved aside keeps (nearly) all its pixels clear of the mark.
+            let kept = white_outside(&both);
+            let whole = white_outside(&plain);
+            assert!(
+                kept * 10 >= whole * 9,
+                "{count}: {kept} of the count's {whole} white pixels clear of the mark"
+            );
         }
     }
 
@@ -323,6 +433,10 @@ mod tests {
             state("", true, false),
             state("", false, true),
             state("", true, true),
+            waiting("", false, false),
+            waiting("3", false, false),
+            waiting("", true, false),
+            waiting("", true, true),
         ];
         let images: Vec<Rgba> = states.iter().map(|s| render(s, TRAY_SIZE)).collect();
         for i in 0..images.len() {

@@ -1,19 +1,21 @@
 //! `fabric-tray`: the always-on tray of Fabric Companion.
 //!
 //! The tray shows the total unread count of the live sessions' project boards in its icon,
-//! lists Fabric's state, the live sessions and each host's hooks in its menu, raises a desktop
-//! notification when an idle session's count rises, and runs the watch-mail engine for the
-//! idle sessions. It never links a webview: the dashboard (`fabric-companion`) is a separate
+//! and a mark while a session needs you; lists Fabric's state, the live sessions (those that
+//! need you first) and each host's hooks in its menu; raises a desktop notification when an
+//! idle session's count rises and when a session has waited on you for the grace; and runs
+//! the watch-mail engine for the idle sessions. It never links a webview: the dashboard (`fabric-companion`) is a separate
 //! program started on demand.
 //!
 //! - [`model`]: the pure tray model (snapshot → view and notification decisions).
 //! - [`offers`]: the pure first-run offer rule (which hosts get "Set up hooks for …").
 //! - [`snapshot`]: reads one snapshot (library status, settings, hook-log failures).
-//! - [`icon`]: the icon's pixels (base art, count, grey, warning mark).
+//! - [`icon`]: the icon's pixels (base art, count, grey, warning mark, needs-you mark).
 //! - [`background`]: one thread with a current-thread tokio runtime running the watch-mail
 //!   engine, the notifier and the Fabric pid check.
 //! - [`notifier`]: desktop notifications (freedesktop D-Bus, Windows toasts, macOS).
 //! - [`reader`]: the thread that reads snapshots off the shell's thread.
+//! - [`waker`]: the one wake-up the model asks for (a wait's grace, the menu's minute).
 //! - [`bus`]: the session-bus connection, bounded calls, kept across losses (Linux).
 //! - [`safe_text`]: every string handed to the desktop, cleaned and bounded.
 //! - [`tray_host`], [`launcher`], [`clock`]: small platform helpers.
@@ -43,5 +45,6 @@ pub mod snapshot;
 #[cfg(all(unix, not(target_os = "macos")))]
 pub mod sni;
 pub mod tray_host;
+pub mod waker;
 
 pub use app::run;

@@ -11,12 +11,23 @@
 //! none for a muted project, none for the session whose window is the active one (the person
 //! is looking at it); at most one a minute per session; and rises in several sessions within
 //! [`COALESCE_SECS`] become one notification ("3 sessions · 7 unread") replaced in place.
+//!
+//! A session that needs you (stopped on a permission prompt or a question, its state from
+//! its hooks) marks the icon, comes first in the menu (`<project> · <host> · needs you
+//! (permission, 4 min)`), and gets one notification per wait once the wait has lasted the
+//! grace (a setting): under the same rules but the in-a-turn one (a wait is inside its turn),
+//! decided once when the grace is up (rate-limited: later, when the minute is up), coalesced
+//! with other waits within [`COALESCE_SECS`], and withdrawn once the wait is over. A turn
+//! longer than the long-turn setting (off unless set) says so when it finishes.
+//! [`Decision::wake_at`] is when the model wants to decide again with no file changing (a
+//! grace, a rate limit or a minute of the menu's waiting time running out).
 
 use std::collections::{BTreeMap, BTreeSet};
 
 use companion_core::approval::Approval;
 use companion_core::host::Host;
 use companion_core::install::HookStateKind;
+use companion_core::session_state::{SessionState, WaitReason};
 use companion_core::settings::QuietHours;
 use companion_core::status::HostVersionStatus;
 use session_focus::{FocusError, Raised};
@@ -100,6 +111,23 @@ pub struct SessionView {
     /// The last count the board gave (`None`: never read; unknown is not zero).
     pub unread: Option<u64>,
     pub in_turn: bool,
+    /// What it is doing, from its hooks.
+    pub state: SessionState,
+    /// When it entered that state (Unix seconds), when known.
+    pub since: Option<i64>,
+    /// Needs you: why.
+    pub reason: Option<WaitReason>,
+    /// Finished: interrupted (or its prompt refused).
+    pub interrupted: bool,
+    /// When its current (or last) turn started (Unix seconds).
+    pub turn_started: Option<i64>,
+}
+
+impl SessionView {
+    /// Whether it waits for the person.
+    pub fn needs_you(&self) -> bool {
+        self.state == SessionState::NeedsYou
+    }
 }
 
 /// Everything the tray shows at one moment.
@@ -124,6 +152,10 @@ pub struct Snapshot {
     pub looked_at: Option<String>,
     /// The Pause items set a pause that has not ended yet (Resume is enabled).
     pub paused: bool,
+    /// Seconds a session must have needed you before it is notified.
+    pub needs_you_grace_secs: u64,
+    /// A turn longer than this many minutes says so when it finishes (`None`: never).
+    pub long_turn_minutes: Option<u64>,
 }
 
 /// What the icon shows.
@@ -133,6 +165,8 @@ pub struct IconState {
     pub count_text: String,
     pub greyed: bool,
     pub warning: bool,
+    /// A session needs you: the mark.
+    pub needs_you: bool,
 }
 
 /// A menu action.
@@ -252,7 +286,19 @@ pub struct TrayView {
 pub struct Notified {
     pub session: String,
     pub project: String,
-    pub unread: u64,
+    pub host: Host,
+    pub what: Notice,
+}
+
+/// What a notification says of a session.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Notice {
+    /// The board's unread count rose to this.
+    Unread(u64),
+    /// It needs you, since `since` (Unix seconds).
+    NeedsYou { reason: WaitReason, since: i64 },
+    /// A turn of this many minutes finished.
+    LongTurn { minutes: u64 },
 }
 
 /// A notification to raise (or replace, same `key`) or withdraw.
@@ -277,6 +323,15 @@ struct Shown {
     at: u64,
 }
 
+/// A wait the model has seen.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Wait {
+    /// When it began (Unix seconds): a new time is a new wait.
+    since: i64,
+    /// Its notification was decided (raised, or silenced at its grace).
+    decided: bool,
+}
+
 /// What the tray remembers between snapshots.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Model {
@@ -288,6 +343,14 @@ pub struct Model {
     last_raised: BTreeMap<String, u64>,
     /// Notifications that may still be on screen, by key.
     shown: BTreeMap<String, Shown>,
+    /// The waits of the sessions that need you, by session.
+    waits: BTreeMap<String, Wait>,
+    /// "Needs you" notifications that may still be on screen, by key.
+    waits_shown: BTreeMap<String, Shown>,
+    /// The finished turns already looked at for the long-turn notice, by session (their
+    /// finishing time), and the notices that may be on screen (key → session, finishing time).
+    long_turns: BTreeMap<String, i64>,
+    long_turns_shown: BTreeMap<String, (String, i64)>,
 }
 
 /// Why a session's rise is not notified.
@@ -317,7 +380,15 @@ pub fn quiet_now(snapshot: &Snapshot) -> bool {
 pub fn silenced(snapshot: &Snapshot, session: &SessionView) -> Option<Silence> {
     if session.in_turn {
         Some(Silence::InTurn)
-    } else if snapshot.notifications_muted {
+    } else {
+        silenced_for_person(snapshot, session)
+    }
+}
+
+/// Why a notification about `session` that is not mail (it needs you, a long turn finished)
+/// would not be raised now: every rule but the in-a-turn one, which is for mail.
+pub fn silenced_for_person(snapshot: &Snapshot, session: &SessionView) -> Option<Silence> {
+    if snapshot.notifications_muted {
         Some(Silence::Off)
     } else if quiet_now(snapshot) {
         Some(Silence::QuietHours)
@@ -336,6 +407,9 @@ pub struct Decision {
     pub model: Model,
     pub view: TrayView,
     pub notifications: Vec<NotificationAction>,
+    /// When to decide again though no file changed (same clock as `now`): a wait's grace or
+    /// its rate limit running out, or the next minute of a wait the menu counts.
+    pub wake_at: Option<u64>,
 }
 
 /// The icon's count text: empty for 0, the number up to 99, then `99+`.
@@ -360,6 +434,7 @@ pub fn icon_state(snapshot: &Snapshot) -> IconState {
         count_text: count_text(total_unread(snapshot)),
         greyed: down || !wired,
         warning: snapshot.recent_failure,
+        needs_you: snapshot.sessions.iter().any(SessionView::needs_you),
     }
 }
 
@@ -373,26 +448,57 @@ fn host_hooks_words(hooks: HookStateKind) -> &'static str {
     }
 }
 
-/// The menu line of one session: `<project> · <host> · N unread · idle|in a turn`.
-pub fn session_line(session: &SessionView) -> String {
+/// How long a wait has lasted, as the menu says it: `just now`, `4 min`, `2 h`, `3 d`.
+pub fn waited_words(secs: i64) -> String {
+    match secs.max(0) {
+        0..60 => "just now".to_string(),
+        s @ 60..3600 => format!("{} min", s / 60),
+        s @ 3600..86_400 => format!("{} h", s / 3600),
+        s => format!("{} d", s / 86_400),
+    }
+}
+
+/// The menu line of one session: `<project> · <host> · needs you (permission, 4 min)` while
+/// it waits, else `<project> · <host> · N unread · <state>`.
+pub fn session_line(session: &SessionView, now: u64) -> String {
     let project = if session.project.is_empty() {
         "?"
     } else {
         &session.project
     };
+    let host = session.host.display_name();
+    if session.needs_you() {
+        let reason = session.reason.unwrap_or(WaitReason::Permission).word();
+        let waited = session
+            .since
+            .map(|since| format!(", {}", waited_words(now as i64 - since)))
+            .unwrap_or_default();
+        return format!("{project} · {host} · needs you ({reason}{waited})");
+    }
     let unread = match session.unread {
         Some(n) => format!("{n} unread"),
         None => "unread unknown".to_string(),
     };
-    let activity = if session.in_turn { "in a turn" } else { "idle" };
-    format!(
-        "{project} · {} · {unread} · {activity}",
-        session.host.display_name()
-    )
+    let activity = match session.state {
+        SessionState::Finished if session.interrupted => "finished (interrupted)",
+        other => other.word(),
+    };
+    format!("{project} · {host} · {unread} · {activity}")
 }
 
-/// The menu of a snapshot.
-pub fn menu_lines(snapshot: &Snapshot) -> Vec<MenuLine> {
+/// The sessions in menu order: those that need you first (the longest waiting first), then
+/// the others as listed.
+pub fn menu_order(sessions: &[SessionView]) -> Vec<&SessionView> {
+    let mut waiting: Vec<&SessionView> = sessions.iter().filter(|s| s.needs_you()).collect();
+    waiting.sort_by_key(|s| s.since.unwrap_or(i64::MAX));
+    waiting
+        .into_iter()
+        .chain(sessions.iter().filter(|s| !s.needs_you()))
+        .collect()
+}
+
+/// The menu of a snapshot at `now` (the waits' lengths are counted to it).
+pub fn menu_lines(snapshot: &Snapshot, now: u64) -> Vec<MenuLine> {
     let mut lines = Vec::new();
     lines.push(MenuLine::Info(match &snapshot.fabric {
         FabricLine::Running { origin } => format!("Fabric: running at {origin}"),
@@ -402,9 +508,9 @@ pub fn menu_lines(snapshot: &Snapshot) -> Vec<MenuLine> {
     if snapshot.sessions.is_empty() {
         lines.push(MenuLine::Info("No live sessions".into()));
     }
-    for session in &snapshot.sessions {
+    for session in menu_order(&snapshot.sessions) {
         lines.push(MenuLine::Session {
-            label: session_line(session),
+            label: session_line(session, now),
             session: session.id.clone(),
         });
     }
@@ -461,13 +567,13 @@ pub fn menu_lines(snapshot: &Snapshot) -> Vec<MenuLine> {
     lines
 }
 
-/// The view of a snapshot (no memory needed).
-pub fn view(snapshot: &Snapshot) -> TrayView {
+/// The view of a snapshot at `now` (no memory needed).
+pub fn view(snapshot: &Snapshot, now: u64) -> TrayView {
     let icon = icon_state(snapshot);
     let title = (!icon.count_text.is_empty()).then(|| icon.count_text.clone());
     TrayView {
         icon,
-        menu: menu_lines(snapshot),
+        menu: menu_lines(snapshot, now),
         title,
     }
 }
@@ -500,6 +606,10 @@ pub fn decide(prev: &Model, next: &Snapshot, now: u64) -> Decision {
         counts: BTreeMap::new(),
         last_raised: prev.last_raised.clone(),
         shown: prev.shown.clone(),
+        waits: BTreeMap::new(),
+        waits_shown: prev.waits_shown.clone(),
+        long_turns: BTreeMap::new(),
+        long_turns_shown: prev.long_turns_shown.clone(),
     };
     let mut rises: Vec<Notified> = Vec::new();
     let mut cleared: Vec<&str> = Vec::new();
@@ -536,7 +646,8 @@ pub fn decide(prev: &Model, next: &Snapshot, now: u64) -> Decision {
         rises.push(Notified {
             session: session.id.clone(),
             project: session.project.clone(),
-            unread: now_count,
+            host: session.host,
+            what: Notice::Unread(now_count),
         });
     }
     let mut notifications = Vec::new();
@@ -560,12 +671,185 @@ pub fn decide(prev: &Model, next: &Snapshot, now: u64) -> Decision {
     if !rises.is_empty() {
         notifications.extend(coalesce(&mut model.shown, rises, now));
     }
+    let mut wake_at = None;
+    notifications.extend(decide_waits(prev, next, now, &mut model, &mut wake_at));
+    notifications.extend(decide_long_turns(prev, next, &mut model));
     model.last_raised.retain(|id, _| live.contains(id));
     Decision {
         model,
-        view: view(next),
+        view: view(next, now),
         notifications,
+        wake_at,
     }
+}
+
+/// The key of a session's "needs you" notification.
+fn wait_key(session: &str) -> String {
+    format!("needs-you:{session}")
+}
+
+/// The "needs you" notifications: one per wait once it has lasted the grace, unless silenced
+/// then; withdrawn (or replaced without it) once the wait is over. `wake_at` gets the next
+/// time this wants deciding again.
+fn decide_waits(
+    prev: &Model,
+    next: &Snapshot,
+    now: u64,
+    model: &mut Model,
+    wake_at: &mut Option<u64>,
+) -> Vec<NotificationAction> {
+    let now_secs = now as i64;
+    let mut wake = |at: i64| {
+        let at = at.max(now_secs + 1) as u64;
+        *wake_at = Some(wake_at.map_or(at, |w| w.min(at)));
+    };
+    let grace = next.needs_you_grace_secs as i64;
+    let mut rises = Vec::new();
+    for session in next.sessions.iter().filter(|s| s.needs_you()) {
+        let since = session.since.unwrap_or(now_secs);
+        let mut wait = match prev.waits.get(&session.id) {
+            Some(known) if known.since == since => *known,
+            _ => Wait {
+                since,
+                decided: false,
+            },
+        };
+        // The menu counts the wait in minutes: come back when the next one is up.
+        let waited = now_secs - since;
+        wake(since + (waited.max(0) / 60 + 1) * 60);
+        if !wait.decided {
+            if waited < grace {
+                wake(since + grace);
+            } else if silenced_for_person(next, session).is_some() {
+                wait.decided = true;
+            } else if let Some(&at) = prev
+                .last_raised
+                .get(&session.id)
+                .filter(|&&at| now.saturating_sub(at) < RATE_LIMIT_SECS)
+            {
+                wake(at as i64 + RATE_LIMIT_SECS as i64);
+            } else {
+                wait.decided = true;
+                model.last_raised.insert(session.id.clone(), now);
+                rises.push(Notified {
+                    session: session.id.clone(),
+                    project: session.project.clone(),
+                    host: session.host,
+                    what: Notice::NeedsYou {
+                        reason: session.reason.unwrap_or(WaitReason::Permission),
+                        since,
+                    },
+                });
+            }
+        }
+        model.waits.insert(session.id.clone(), wait);
+    }
+    let mut out = Vec::new();
+    // A wait that is over (answered, or its session gone) leaves its notification.
+    let still = |id: &String, what: &Notice| match what {
+        Notice::NeedsYou { since, .. } => model.waits.get(id).is_some_and(|w| w.since == *since),
+        _ => false,
+    };
+    let mut emptied = Vec::new();
+    let mut reduced = Vec::new();
+    for (key, shown) in &mut model.waits_shown {
+        let before = shown.sessions.len();
+        shown.sessions.retain(|id, n| still(id, &n.what));
+        if shown.sessions.is_empty() {
+            emptied.push(key.clone());
+        } else if shown.sessions.len() < before {
+            reduced.push(key.clone());
+        }
+    }
+    for key in emptied {
+        model.waits_shown.remove(&key);
+        out.push(NotificationAction::Withdraw { key });
+    }
+    if !rises.is_empty() {
+        let recent = model
+            .waits_shown
+            .iter()
+            .filter(|(_, s)| now.saturating_sub(s.at) < COALESCE_SECS)
+            .max_by_key(|(_, s)| s.at)
+            .map(|(key, _)| key.clone());
+        let key = recent.unwrap_or_else(|| wait_key(&rises[0].session));
+        let entry = model.waits_shown.entry(key.clone()).or_default();
+        entry.at = now;
+        for rise in rises {
+            entry.sessions.insert(rise.session.clone(), rise);
+        }
+        reduced.retain(|k| *k != key);
+        out.push(NotificationAction::Raise {
+            key,
+            sessions: entry.sessions.values().cloned().collect(),
+        });
+    }
+    for key in reduced {
+        if let Some(shown) = model.waits_shown.get(&key) {
+            out.push(NotificationAction::Raise {
+                key,
+                sessions: shown.sessions.values().cloned().collect(),
+            });
+        }
+    }
+    out
+}
+
+/// The key of a session's "long turn finished" notification.
+fn long_turn_key(session: &str) -> String {
+    format!("long-turn:{session}")
+}
+
+/// "A long turn finished": off unless the setting is there; one per finished turn that took
+/// longer, when it is first seen finished (not for turns that finished before the tray
+/// started); withdrawn once the session works again or is gone.
+fn decide_long_turns(prev: &Model, next: &Snapshot, model: &mut Model) -> Vec<NotificationAction> {
+    let mut out = Vec::new();
+    for session in &next.sessions {
+        let (SessionState::Finished, Some(finished), false) =
+            (session.state, session.since, session.interrupted)
+        else {
+            continue;
+        };
+        model.long_turns.insert(session.id.clone(), finished);
+        let seen = prev.long_turns.get(&session.id) == Some(&finished);
+        let (Some(minutes), Some(started), false, true) = (
+            next.long_turn_minutes,
+            session.turn_started,
+            seen,
+            prev.started,
+        ) else {
+            continue;
+        };
+        let took = (finished - started).max(0) as u64;
+        if took < minutes * 60 || silenced_for_person(next, session).is_some() {
+            continue;
+        }
+        let key = long_turn_key(&session.id);
+        model
+            .long_turns_shown
+            .insert(key.clone(), (session.id.clone(), finished));
+        out.push(NotificationAction::Raise {
+            key,
+            sessions: vec![Notified {
+                session: session.id.clone(),
+                project: session.project.clone(),
+                host: session.host,
+                what: Notice::LongTurn { minutes: took / 60 },
+            }],
+        });
+    }
+    let over: Vec<String> = model
+        .long_turns_shown
+        .iter()
+        .filter(|(_, (id, finished))| model.long_turns.get(id) != Some(finished))
+        .map(|(key, _)| key.clone())
+        .collect();
+    for key in over {
+        model.long_turns_shown.remove(&key);
+        out.push(NotificationAction::Withdraw { key });
+    }
+    out
 }
 
 /// Puts this snapshot's rises on screen: into the notification raised within the last
@@ -663,19 +947,56 @@ fn notification_words(sessions: &[Notified]) -> (String, String) {
             p.to_string()
         }
     };
+    let mut projects: Vec<String> = Vec::new();
+    for project in sessions.iter().map(|s| name(&s.project)) {
+        if !projects.contains(&project) {
+            projects.push(project);
+        }
+    }
     match sessions {
-        [one] => (
-            name(&one.project),
-            format!("{} unread on the project board", one.unread),
-        ),
+        [] => (String::new(), String::new()),
+        [one] => match &one.what {
+            Notice::Unread(unread) => (
+                name(&one.project),
+                format!("{unread} unread on the project board"),
+            ),
+            Notice::NeedsYou { reason, .. } => (
+                format!("{} needs you", name(&one.project)),
+                match reason {
+                    WaitReason::Permission => format!(
+                        "{} is waiting for your permission.",
+                        one.host.display_name()
+                    ),
+                    WaitReason::Question => {
+                        format!("{} asked you a question.", one.host.display_name())
+                    }
+                },
+            ),
+            Notice::LongTurn { minutes } => (
+                format!("{} finished", name(&one.project)),
+                format!(
+                    "{} finished a turn of {minutes} min.",
+                    one.host.display_name()
+                ),
+            ),
+        },
+        many if many
+            .iter()
+            .all(|s| matches!(s.what, Notice::NeedsYou { .. })) =>
+        {
+            (
+                format!("{} sessions need you", many.len()),
+                projects.join(", "),
+            )
+        }
         many => {
-            let unread: u64 = many.iter().map(|s| s.unread).sum();
-            let mut projects: Vec<String> = Vec::new();
-            for project in many.iter().map(|s| name(&s.project)) {
-                if !projects.contains(&project) {
-                    projects.push(project);
-                }
-            }
+            let unread: u64 = many
+                .iter()
+                .map(|s| match s.what {
+                    Notice::Unread(n) => n,
+                    _ => 0,
+                })
+                .sum();
             (
                 format!("{} sessions · {unread} unread", many.len()),
                 projects.join(", "),
@@ -716,7 +1037,7 @@ pub(crate) mod tests {
         snap.hosts[1].version.installed = Some("0.160.0".into());
         snap.hosts[1].version.older_than_tested = true;
         assert!(!snap.hosts[1].wired());
-        let lines = menu_lines(&snap);
+        let lines = menu_lines(&snap, 0);
         assert!(
             lines.contains(&MenuLine::Info(
                 "Codex 0.160.0 (older than tested 0.169.0): hooks installed, waiting for your approval in Codex: run /hooks (SessionStart, Stop) · Session hooks active"
@@ -727,7 +1048,7 @@ pub(crate) mod tests {
         snap.hosts[1].approval = Some(Approval::Approved);
         assert!(snap.hosts[1].wired());
         snap.hosts[1].version.older_than_tested = false;
-        assert!(menu_lines(&snap).contains(&MenuLine::Info(
+        assert!(menu_lines(&snap, 0).contains(&MenuLine::Info(
             "Codex 0.160.0: hooks installed · Session hooks active".into()
         )));
         // Claude Code and Kimi Code need no approval.
@@ -735,13 +1056,22 @@ pub(crate) mod tests {
         assert!(snap.hosts[0].wired());
     }
 
-    fn session(id: &str, unread: Option<u64>, in_turn: bool) -> SessionView {
+    pub(crate) fn session(id: &str, unread: Option<u64>, in_turn: bool) -> SessionView {
         SessionView {
             id: id.into(),
             host: Host::Claude,
             project: "my-project".into(),
             unread,
             in_turn,
+            state: if in_turn {
+                SessionState::Working
+            } else {
+                SessionState::Idle
+            },
+            since: None,
+            reason: None,
+            interrupted: false,
+            turn_started: None,
         }
     }
 
@@ -766,6 +1096,8 @@ pub(crate) mod tests {
             local_minute: 12 * 60,
             muted_projects: BTreeSet::new(),
             looked_at: None,
+            needs_you_grace_secs: 5,
+            long_turn_minutes: None,
         }
     }
 
@@ -786,8 +1118,8 @@ pub(crate) mod tests {
             session("c", None, false),
         ]);
         assert_eq!(icon_state(&snap).count_text, "99+");
-        assert_eq!(view(&snap).title.as_deref(), Some("99+"));
-        assert_eq!(view(&snapshot(vec![])).title, None);
+        assert_eq!(view(&snap, 0).title.as_deref(), Some("99+"));
+        assert_eq!(view(&snapshot(vec![]), 0).title, None);
     }
 
     #[test]
@@ -817,7 +1149,7 @@ pub(crate) mod tests {
     #[test]
     fn menu_lines_show_fabric_sessions_hosts_and_actions() {
         let snap = snapshot(vec![session("a", Some(3), false), session("b", None, true)]);
-        let lines = menu_lines(&snap);
+        let lines = menu_lines(&snap, 0);
         let infos: Vec<&str> = lines
             .iter()
             .filter_map(|l| match l {
@@ -838,7 +1170,7 @@ pub(crate) mod tests {
             [
                 "Fabric: running at http://127.0.0.1:47070",
                 "my-project · Claude Code · 3 unread · idle",
-                "my-project · Claude Code · unread unknown · in a turn",
+                "my-project · Claude Code · unread unknown · working",
                 "Claude Code: hooks installed · Session hooks active",
                 "Codex: hooks not installed (fabric not registered) · Session hooks active",
                 "Kimi Code: hooks installed with a stale path · Session hooks active",
@@ -878,7 +1210,7 @@ pub(crate) mod tests {
         };
         down.session_hooks_active = false;
         down.paused = true;
-        let lines = menu_lines(&down);
+        let lines = menu_lines(&down, 0);
         assert_eq!(
             lines[0],
             MenuLine::Info("Fabric: down (its process is gone)".into())
@@ -935,7 +1267,8 @@ pub(crate) mod tests {
                 sessions: vec![Notified {
                     session: "a".into(),
                     project: "my-project".into(),
-                    unread: 3
+                    host: Host::Claude,
+                    what: Notice::Unread(3)
                 }]
             }]
         );
@@ -1263,12 +1596,273 @@ pub(crate) mod tests {
         assert_eq!(d.view.icon.count_text, "5");
     }
 
+    /// A session that needs you since `since` (Unix seconds).
+    fn waiting(id: &str, since: i64) -> SessionView {
+        SessionView {
+            state: SessionState::NeedsYou,
+            since: Some(since),
+            reason: Some(WaitReason::Permission),
+            in_turn: true,
+            ..session(id, Some(0), true)
+        }
+    }
+
+    fn wait_raises(d: &Decision) -> Vec<(String, Vec<String>)> {
+        raised_keys(d)
+            .into_iter()
+            .filter(|(k, _)| k.starts_with("needs-you:"))
+            .collect()
+    }
+
+    #[test]
+    fn a_wait_marks_the_icon_and_comes_first_in_the_menu() {
+        let mut snap = snapshot(vec![
+            session("a", Some(3), false),
+            SessionView {
+                project: "web".into(),
+                ..waiting("b", 1000)
+            },
+        ]);
+        snap.sessions[1].host = Host::Codex;
+        let icon = icon_state(&snap);
+        assert!(icon.needs_you);
+        assert_eq!(icon.count_text, "3", "the mark is not the count");
+        let lines = menu_lines(&snap, 1000 + 4 * 60 + 10);
+        assert_eq!(
+            lines[2],
+            MenuLine::Session {
+                label: "web · Codex · needs you (permission, 4 min)".into(),
+                session: "b".into()
+            }
+        );
+        assert_eq!(
+            lines[3],
+            MenuLine::Session {
+                label: "my-project · Claude Code · 3 unread · idle".into(),
+                session: "a".into()
+            }
+        );
+        assert_eq!(
+            session_line(&snap.sessions[1], 1010),
+            "web · Codex · needs you (permission, just now)"
+        );
+        snap.sessions[1].reason = Some(WaitReason::Question);
+        assert_eq!(
+            session_line(&snap.sessions[1], 1000 + 7300),
+            "web · Codex · needs you (question, 2 h)"
+        );
+        assert!(!icon_state(&snapshot(vec![session("a", Some(3), true)])).needs_you);
+        // Grey and amber keep the mark.
+        snap.fabric = FabricLine::Down { reason: "x".into() };
+        snap.recent_failure = true;
+        let icon = icon_state(&snap);
+        assert!(icon.greyed && icon.warning && icon.needs_you);
+    }
+
+    #[test]
+    fn one_notification_per_wait_after_the_grace_and_none_for_an_answer_given_at_once() {
+        let model = seen(vec![session("a", Some(0), false)]);
+        // Asked at 1000: nothing during the grace; the model wants to decide again at 1005.
+        let d = decide(&model, &snapshot(vec![waiting("a", 1000)]), 1002);
+        assert!(d.notifications.is_empty());
+        assert_eq!(d.wake_at, Some(1005));
+        assert!(d.view.icon.needs_you, "the mark shows at once");
+        // Answered at once: no notification ever.
+        let answered = decide(&d.model, &snapshot(vec![session("a", Some(0), true)]), 1003);
+        assert!(answered.notifications.is_empty());
+        assert_eq!(answered.wake_at, None);
+        // Not answered: one notification at the grace, even in a turn.
+        let d = decide(&d.model, &snapshot(vec![waiting("a", 1000)]), 1005);
+        assert_eq!(
+            wait_raises(&d),
+            [("needs-you:a".to_string(), vec!["a".to_string()])]
+        );
+        let NotificationAction::Raise { sessions, .. } = &d.notifications[0] else {
+            panic!()
+        };
+        assert_eq!(
+            notification_text(sessions),
+            (
+                "my-project needs you".into(),
+                "Claude Code is waiting for your permission.".into()
+            )
+        );
+        // Only one per wait.
+        let again = decide(&d.model, &snapshot(vec![waiting("a", 1000)]), 1200);
+        assert!(again.notifications.is_empty());
+        // Answered: withdrawn.
+        let done = decide(
+            &again.model,
+            &snapshot(vec![session("a", Some(0), true)]),
+            1201,
+        );
+        assert_eq!(
+            done.notifications,
+            [NotificationAction::Withdraw {
+                key: "needs-you:a".into()
+            }]
+        );
+        // The session gone: withdrawn too.
+        let d = decide(&done.model, &snapshot(vec![waiting("a", 1300)]), 1310);
+        assert_eq!(wait_raises(&d).len(), 1);
+        let gone = decide(&d.model, &snapshot(vec![]), 1311);
+        assert_eq!(
+            gone.notifications,
+            [NotificationAction::Withdraw {
+                key: "needs-you:a".into()
+            }]
+        );
+    }
+
+    #[test]
+    fn a_wait_is_silenced_by_the_person_s_rules_but_not_by_the_turn() {
+        for mute in 0..4 {
+            let model = seen(vec![]);
+            let mut snap = snapshot(vec![waiting("a", 1000)]);
+            match mute {
+                0 => snap.notifications_muted = true,
+                1 => {
+                    snap.quiet_hours = Some(QuietHours {
+                        start: "00:00".into(),
+                        end: "23:59".into(),
+                    })
+                }
+                2 => {
+                    snap.muted_projects.insert("my-project".into());
+                }
+                _ => snap.looked_at = Some("a".into()),
+            }
+            let d = decide(&model, &snap, 1010);
+            assert!(d.notifications.is_empty(), "rule {mute}");
+            assert!(d.view.icon.needs_you, "the icon still marks it");
+            // Decided once: looking away later does not replay it.
+            let d = decide(&d.model, &snapshot(vec![waiting("a", 1000)]), 1020);
+            assert!(d.notifications.is_empty(), "rule {mute} replayed");
+        }
+        assert_eq!(
+            silenced(&snapshot(vec![waiting("a", 0)]), &waiting("a", 0)),
+            Some(Silence::InTurn),
+            "mail would be silenced in the turn"
+        );
+    }
+
+    #[test]
+    fn a_second_wait_within_a_minute_waits_for_the_rate_limit_and_waits_coalesce() {
+        let model = seen(vec![]);
+        let d = decide(&model, &snapshot(vec![waiting("a", 1000)]), 1006);
+        assert_eq!(wait_raises(&d).len(), 1);
+        let d = decide(&d.model, &snapshot(vec![session("a", Some(0), true)]), 1010);
+        // A new wait at 1020: its grace is up at 1025, its rate limit at 1066.
+        let d = decide(&d.model, &snapshot(vec![waiting("a", 1020)]), 1030);
+        assert!(d.notifications.is_empty());
+        assert_eq!(d.wake_at, Some(1066));
+        let d = decide(&d.model, &snapshot(vec![waiting("a", 1020)]), 1066);
+        assert_eq!(wait_raises(&d).len(), 1);
+        // Two sessions whose graces end within seconds share one notification.
+        let model = seen(vec![]);
+        let d = decide(&model, &snapshot(vec![waiting("a", 2000)]), 2005);
+        let d = decide(
+            &d.model,
+            &snapshot(vec![
+                waiting("a", 2000),
+                SessionView {
+                    project: "web".into(),
+                    ..waiting("b", 2002)
+                },
+            ]),
+            2007,
+        );
+        let NotificationAction::Raise { key, sessions } = &d.notifications[0] else {
+            panic!("{:?}", d.notifications)
+        };
+        assert_eq!(key, "needs-you:a");
+        assert_eq!(
+            notification_text(sessions),
+            ("2 sessions need you".into(), "my-project, web".into())
+        );
+        // One answered: replaced in place by the other alone.
+        let d = decide(
+            &d.model,
+            &snapshot(vec![
+                session("a", Some(0), true),
+                SessionView {
+                    project: "web".into(),
+                    ..waiting("b", 2002)
+                },
+            ]),
+            2010,
+        );
+        assert_eq!(
+            wait_raises(&d),
+            [("needs-you:a".to_string(), vec!["b".to_string()])]
+        );
+    }
+
+    #[test]
+    fn a_long_turn_finishing_says_so_only_when_set() {
+        let finished = |since: i64, started: i64| SessionView {
+            state: SessionState::Finished,
+            since: Some(since),
+            turn_started: Some(started),
+            ..session("a", Some(0), false)
+        };
+        let working = SessionView {
+            state: SessionState::Working,
+            since: Some(0),
+            turn_started: Some(0),
+            ..session("a", Some(0), true)
+        };
+        let model = seen(vec![working.clone()]);
+        // Off by default.
+        let d = decide(&model, &snapshot(vec![finished(900, 0)]), 901);
+        assert!(d.notifications.is_empty());
+        let mut snap = snapshot(vec![finished(900, 0)]);
+        snap.long_turn_minutes = Some(10);
+        let d = decide(&model, &snap, 901);
+        let NotificationAction::Raise { key, sessions } = &d.notifications[0] else {
+            panic!("{:?}", d.notifications)
+        };
+        assert_eq!(key, "long-turn:a");
+        assert_eq!(
+            notification_text(sessions),
+            (
+                "my-project finished".into(),
+                "Claude Code finished a turn of 15 min.".into()
+            )
+        );
+        // Once; and withdrawn when the next turn starts.
+        assert!(decide(&d.model, &snap, 950).notifications.is_empty());
+        let mut next = snapshot(vec![working]);
+        next.long_turn_minutes = Some(10);
+        assert_eq!(
+            decide(&d.model, &next, 960).notifications,
+            [NotificationAction::Withdraw {
+                key: "long-turn:a".into()
+            }]
+        );
+        // A short turn, an interrupted one, or one finished before the tray started: nothing.
+        snap.sessions[0] = finished(500, 0);
+        assert!(decide(&model, &snap, 501).notifications.is_empty());
+        snap.sessions[0] = SessionView {
+            interrupted: true,
+            ..finished(900, 0)
+        };
+        assert!(decide(&model, &snap, 901).notifications.is_empty());
+        snap.sessions[0] = finished(900, 0);
+        assert!(
+            decide(&Model::default(), &snap, 901)
+                .notifications
+                .is_empty()
+        );
+    }
+
     #[test]
     fn notification_text_names_the_project_or_counts_the_sessions() {
         let n = |session: &str, project: &str, unread| Notified {
             session: session.into(),
             project: project.into(),
-            unread,
+            host: Host::Claude,
+            what: Notice::Unread(unread),
         };
         assert_eq!(
             notification_text(&[n("a", "proj", 3)]),

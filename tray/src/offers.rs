@@ -9,6 +9,10 @@
 //! `fabric-companion --view hooks --host <host>`: the Hooks view on that host's install plan,
 //! where nothing is written without the person's confirmation. This module decides only: it
 //! never reads a file, writes the settings or notifies (the shell does).
+//!
+//! An install from before the state events (some of our events missing: `incomplete`) is
+//! offered the update the same way, "Update hooks for <host>…" in the menu (no notification):
+//! the Hooks view's plan then shows just the added entries.
 
 use std::collections::BTreeSet;
 
@@ -31,6 +35,52 @@ pub fn offered(snapshot: &Snapshot, dismissed: &BTreeSet<Host>) -> Vec<Host> {
         .map(|h| h.host)
         .filter(|host| !dismissed.contains(host))
         .collect()
+}
+
+/// The menu item's label for an update.
+pub fn update_label(host: Host) -> String {
+    format!("Update hooks for {}…", host.display_name())
+}
+
+/// The hosts whose hooks are installed without some of our events (an older install).
+pub fn updatable(snapshot: &Snapshot) -> Vec<Host> {
+    snapshot
+        .hosts
+        .iter()
+        .filter(|h| h.hooks == HookStateKind::Incomplete)
+        .map(|h| h.host)
+        .collect()
+}
+
+/// `menu` with "Update hooks for <host>…" per host before "Open Dashboard…".
+pub fn with_updates(menu: Vec<MenuLine>, hosts: &[Host]) -> Vec<MenuLine> {
+    if hosts.is_empty() {
+        return menu;
+    }
+    let at = menu
+        .iter()
+        .position(|line| {
+            matches!(
+                line,
+                MenuLine::Item {
+                    action: Action::OpenDashboard,
+                    ..
+                }
+            )
+        })
+        .unwrap_or(menu.len());
+    let mut items: Vec<MenuLine> = hosts
+        .iter()
+        .map(|&host| MenuLine::Item {
+            label: update_label(host),
+            action: Action::SetUpHooks(host),
+            enabled: true,
+        })
+        .collect();
+    items.push(MenuLine::Separator);
+    let mut menu = menu;
+    menu.splice(at..at, items);
+    menu
 }
 
 /// What to do about offers on one snapshot.
@@ -135,6 +185,27 @@ mod tests {
     }
 
     #[test]
+    fn an_older_install_is_offered_the_update() {
+        let s = snapshot(
+            vec![
+                host(Host::Claude, true, HookStateKind::Incomplete),
+                host(Host::Codex, true, HookStateKind::Installed),
+                host(Host::Kimi, false, HookStateKind::Incomplete),
+            ],
+            false,
+        );
+        assert_eq!(updatable(&s), [Host::Claude, Host::Kimi]);
+        let menu = with_updates(crate::model::menu_lines(&s, 0), &updatable(&s));
+        assert!(menu.contains(&MenuLine::Item {
+            label: "Update hooks for Claude Code…".into(),
+            action: Action::SetUpHooks(Host::Claude),
+            enabled: true,
+        }));
+        // Nothing is offered twice: an update is not a first-run offer.
+        assert!(offered(&s, &BTreeSet::new()).is_empty());
+    }
+
+    #[test]
     fn only_registered_hosts_without_our_hooks_are_offered() {
         let s = snapshot(
             vec![
@@ -210,7 +281,7 @@ mod tests {
             vec![host(Host::Codex, true, HookStateKind::NotInstalled)],
             false,
         );
-        let menu = with_offers(crate::model::menu_lines(&s), &[Host::Codex]);
+        let menu = with_offers(crate::model::menu_lines(&s, 0), &[Host::Codex]);
         let labels: Vec<String> = menu
             .iter()
             .filter_map(|l| match l {
@@ -229,7 +300,7 @@ mod tests {
                 assert_eq!(Action::from_id(action.id()), Some(action));
             }
         }
-        let plain = crate::model::menu_lines(&s);
+        let plain = crate::model::menu_lines(&s, 0);
         assert_eq!(with_offers(plain.clone(), &[]), plain);
     }
 

@@ -7,6 +7,7 @@ use std::path::Path;
 use companion_core::hook_log;
 use companion_core::hub::DownReason;
 use companion_core::paths::Paths;
+use companion_core::session_state::{self, SessionState};
 use companion_core::settings::{self, Settings};
 use companion_core::status::{self, FabricRunState, SessionHooks, Status};
 
@@ -29,12 +30,15 @@ pub fn read(paths: &Paths, now: i64) -> Snapshot {
 }
 
 /// The session the person is looking at (its window is the active one), asked of the
-/// desktop only for sessions that could notify (idle, with unread).
+/// desktop only for sessions that could notify (idle, with unread; or needing you).
 fn looked_at(status: &Status) -> Option<String> {
     let candidates: Vec<(&str, u32)> = status
         .sessions
         .iter()
-        .filter(|s| !s.in_turn && s.board.as_ref().is_some_and(|b| b.unread > 0))
+        .filter(|s| {
+            s.state == SessionState::NeedsYou
+                || (!s.in_turn && s.board.as_ref().is_some_and(|b| b.unread > 0))
+        })
         .map(|s| (s.id.as_str(), s.host_pid))
         .collect();
     if candidates.is_empty() {
@@ -78,6 +82,11 @@ pub fn reduce(status: &Status, settings: &Settings, recent_failure: bool, now: i
             project: s.project.clone(),
             unread: s.board.as_ref().map(|b| b.unread),
             in_turn: s.in_turn,
+            state: s.state,
+            since: unix_secs(s.state_since.as_deref()),
+            reason: s.reason,
+            interrupted: s.interrupted,
+            turn_started: unix_secs(s.turn_started_at.as_deref()),
         })
         .collect();
     let paused = paused_until(settings).is_some_and(|until| until > now);
@@ -93,7 +102,16 @@ pub fn reduce(status: &Status, settings: &Settings, recent_failure: bool, now: i
         local_minute: clock::local_minute_of_day(now),
         muted_projects: settings.muted_projects.iter().cloned().collect(),
         looked_at: None,
+        needs_you_grace_secs: settings.effective_grace_secs(),
+        long_turn_minutes: settings.long_turn(),
     }
+}
+
+/// A state time (RFC 3339, to the millisecond) in whole Unix seconds.
+fn unix_secs(stamp: Option<&str>) -> Option<i64> {
+    stamp
+        .and_then(session_state::millis)
+        .map(|ms| ms.div_euclid(1000))
 }
 
 /// When the pause ends (Unix seconds), if one is set.

@@ -313,10 +313,15 @@ async fn keep_registered(bus: Connection, name: String) {
     }
 }
 
-/// The tooltip's text: the count, or that nothing is unread.
+/// The tooltip's text: the count, or that nothing is unread; and that a session needs you.
 fn tooltip(view: &TrayView) -> String {
-    match view.icon.count_text.as_str() {
-        "" => "Nothing unread".into(),
+    let unread = match view.icon.count_text.as_str() {
+        "" => "Nothing unread".to_string(),
         count => format!("{count} unread"),
+    };
+    if view.icon.needs_you {
+        format!("A session needs you · {unread}")
+    } else {
+        unread
     }
 }
