@@ -561,7 +561,7 @@ mod tests {
         assert_eq!(merged.quiet_hours.unwrap().end, "07:30");
         assert_eq!(merged.muted_projects, ["noisy", "web"]);
         assert_eq!(merged.needs_you_grace_secs, 8);
-        assert_eq!(merged.long_turn(), Some(10));
+        assert_eq!(merged.long_turn_minutes, Some(10));
         assert_eq!(
             merged.notifications_paused_until.as_deref(),
             Some("2026-10-01T10:00:00Z")

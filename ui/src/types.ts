@@ -258,9 +258,21 @@ quietStart: string | null, quietEnd: string | null, launchAtLogin: boolean,
 /**
  * Projects (folder names) whose sessions never notify.
  */
-mutedProjects: Array<string>, };
+mutedProjects: Array<string>, 
+/**
+ * Seconds a session must have needed you before it is notified.
+ */
+needsYouGraceSecs: number, 
+/**
+ * A turn longer than this many minutes says so when it finishes; `null`: never.
+ */
+longTurnMinutes: number | null, };
 
-export type SettingsView = { path: string, form: SettingsForm, notificationsPausedUntil: string | null, minIntervalSecs: number, autostartFile: string, autostartPresent: boolean, 
+export type SettingsView = { path: string, form: SettingsForm, notificationsPausedUntil: string | null, minIntervalSecs: number, 
+/**
+ * The longest grace that can be set, in seconds.
+ */
+maxGraceSecs: number, autostartFile: string, autostartPresent: boolean, 
 /**
  * How notifications behave, one line per rule.
  */
