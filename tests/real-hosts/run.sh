@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The real-hosts suite, for real: installs the pinned hosts (install-hosts.sh, cache reused),
-# then runs the suite's tests (`cargo test --workspace --test claude --test codex --test kimi`)
-# with the variables that point them at the hosts.
+# then runs the suite's tests (`cargo test --workspace --test claude --test codex --test kimi
+# --test needs_you`) with the variables that point them at the hosts. `needs_you` runs each
+# host's TUI in tmux with the real tray on a virtual desktop (Xvfb, dbus, dunst, an SNI host).
 # FABRIC_REAL_HOSTS_REQUIRED=1 makes a host that is missing a failure instead of "not run".
 # Extra arguments go to the test binaries (a test name filter, --nocapture, …).
 set -euo pipefail
@@ -22,5 +23,5 @@ cd "$root"
 # other features and rebuild tokio and friends). One test at a time: each session already
 # keeps the two cores busy, and the wall-time figures are only comparable without a neighbour.
 cargo test --workspace --locked --no-fail-fast --test claude --test codex --test kimi \
-  -- --test-threads=1 "$@"
+  --test needs_you -- --test-threads=1 "$@"
 echo "== real-hosts suite done in $(( $(date +%s) - start )) s"

@@ -83,7 +83,12 @@ pub fn reduce(status: &Status, settings: &Settings, recent_failure: bool, now: i
             unread: s.board.as_ref().map(|b| b.unread),
             in_turn: s.in_turn,
             state: s.state,
-            since: unix_secs(s.state_since.as_deref()),
+            // Rounded up: a grace counted from it is never cut short by the rounding.
+            since: s
+                .state_since
+                .as_deref()
+                .and_then(session_state::millis)
+                .map(|ms| ms.div_euclid(1000) + i64::from(ms.rem_euclid(1000) > 0)),
             reason: s.reason,
             interrupted: s.interrupted,
             turn_started: unix_secs(s.turn_started_at.as_deref()),

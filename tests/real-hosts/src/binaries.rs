@@ -1,5 +1,6 @@
 //! The programs under test: `fabric-session` (built from this workspace, or the file named by
-//! `FABRIC_SESSION_BIN`) and `fabric-fake` (through its own crate's helper).
+//! `FABRIC_SESSION_BIN`), `fabric-tray` (this workspace's) and `fabric-fake` (through its own
+//! crate's helper).
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -19,6 +20,12 @@ pub fn fabric_session() -> PathBuf {
             _ => build("fabric-session"),
         })
         .clone()
+}
+
+/// The `fabric-tray` program, this workspace's, brought up to date once per process.
+pub fn fabric_tray() -> PathBuf {
+    static BINARY: OnceLock<PathBuf> = OnceLock::new();
+    BINARY.get_or_init(|| build("fabric-tray")).clone()
 }
 
 /// The `fabric-fake` program (built on demand by its crate).

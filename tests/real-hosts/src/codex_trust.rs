@@ -53,6 +53,7 @@ pub fn event_label(event: &str) -> Option<&'static str> {
         "UserPromptSubmit" => "user_prompt_submit",
         "SubagentStart" => "subagent_start",
         "SubagentStop" => "subagent_stop",
+        "Interrupt" => "interrupt",
         "Stop" => "stop",
         _ => return None,
     })

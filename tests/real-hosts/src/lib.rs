@@ -15,6 +15,8 @@
 //! - [`scenario`]: the scenarios the tests assert on, run once per test binary.
 //! - [`findings`]: what is looked for in the recorded requests and in our files.
 //! - [`checks`]: the assertions, one per test, and the macro making a host's tests.
+//! - [`tui`], [`desktop`], [`needs_you`]: a host's TUI in tmux, the tray on a real SNI host
+//!   with a real notification daemon, and the proof of "which session needs you" on them.
 //!
 //! It never edits the product's code paths or forges a person's approval: approval goes
 //! through the host's own program.
@@ -22,12 +24,15 @@
 pub mod binaries;
 pub mod checks;
 pub mod codex_trust;
+pub mod desktop;
 pub mod findings;
 pub mod home;
 pub mod hosts;
 pub mod install;
 pub mod jsonrpc;
+pub mod needs_you;
 pub mod scenario;
 pub mod sessions;
+pub mod tui;
 
 pub use hosts::{Host, HostProgram};

@@ -63,7 +63,14 @@ pub fn event_label(event: &str) -> Option<&'static str> {
 fn takes_matcher(event: &str) -> bool {
     matches!(
         event,
-        "SessionStart" | "PreToolUse" | "PermissionRequest" | "PostToolUse"
+        "SessionStart"
+            | "PreToolUse"
+            | "PermissionRequest"
+            | "PostToolUse"
+            | "PreCompact"
+            | "PostCompact"
+            | "SubagentStart"
+            | "SubagentStop"
     )
 }
 
