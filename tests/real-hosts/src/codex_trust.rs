@@ -107,7 +107,7 @@ pub fn trusted_hash(
 ) -> Option<String> {
     let label = event_label(event)?;
     let mut timeout = timeout.unwrap_or(600).max(1);
-    if event == "SessionEnd" {
+    if matches!(event, "SessionEnd" | "Interrupt") {
         timeout = timeout.min(3);
     }
     let mut handler = Map::new();

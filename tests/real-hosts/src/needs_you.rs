@@ -37,6 +37,8 @@ const SLOW: Duration = Duration::from_secs(90);
 /// How a host's TUI is driven.
 struct Driver {
     args: &'static [&'static str],
+    /// Text on screen once it takes a prompt.
+    ready: &'static str,
     /// Text on screen while its permission prompt is shown.
     prompt: &'static str,
     approve: &'static [&'static str],
@@ -48,6 +50,7 @@ fn driver(host: Host) -> Driver {
     match host {
         Host::Claude => Driver {
             args: &[],
+            ready: "? for shortcuts",
             prompt: "Do you want to proceed?",
             approve: &["Enter"],
             refuse: &["3"],
@@ -55,6 +58,7 @@ fn driver(host: Host) -> Driver {
         },
         Host::Codex => Driver {
             args: &[],
+            ready: "? for shortcuts",
             prompt: "Would you like to run the following command?",
             approve: &["y"],
             // "No, and tell Codex what to do differently (esc)".
@@ -63,6 +67,7 @@ fn driver(host: Host) -> Driver {
         },
         Host::Kimi => Driver {
             args: &[],
+            ready: "context:",
             prompt: "Run this command?",
             approve: &["1"],
             refuse: &["3"],
@@ -245,6 +250,34 @@ fn files_holding(home: &TestHome, word: &str) -> Vec<PathBuf> {
     found
 }
 
+/// Types a prompt and makes sure the host took it: its UserPromptSubmit started a new turn.
+/// A host still starting (Codex while its MCP servers come up) leaves an Enter in the
+/// composer; a person presses it again.
+fn submit(home: &TestHome, tui: &Tui, line: &str) -> Result<(), String> {
+    let turn = |home: &TestHome| session(home).map(|s| s["turnStartedAt"].clone());
+    let before = turn(home);
+    tui.type_line(line);
+    let start = Instant::now();
+    let mut pressed = Instant::now();
+    loop {
+        let now = turn(home);
+        if now.is_some() && now != before {
+            return Ok(());
+        }
+        if start.elapsed() > SLOW {
+            return Err(format!(
+                "the host never took the prompt; the screen:\n{}",
+                tui.screen()
+            ));
+        }
+        if pressed.elapsed() > Duration::from_secs(5) && tui.screen().contains(line) {
+            tui.keys(&["Enter"]);
+            pressed = Instant::now();
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
 /// Waits for the permission prompt on screen, then for the state and the mark; returns when
 /// the prompt showed and what was measured.
 fn prompt_to_mark(
@@ -281,8 +314,32 @@ fn prompt_to_mark(
     ))
 }
 
-/// The whole proof for one host; gives the prompt-to-mark times of its waits.
+/// What one run is made of (kept until the end, or longer when held).
+type Parts = (model_stand_in::StandIn, TestHome, Desktop, Tui);
+
+/// The whole proof for one host; gives the prompt-to-mark times of its waits. With
+/// `FABRIC_NEEDS_YOU_HOLD=<seconds>` a failure leaves the TUI and the desktop up that long
+/// (to look at them: `tmux -S <socket> attach`).
 pub fn prove(program: &HostProgram, base: &Path) -> Result<Vec<Measured>, String> {
+    let mut held = None;
+    let result = prove_holding(program, base, &mut held);
+    if result.is_err()
+        && let Some(secs) = std::env::var("FABRIC_NEEDS_YOU_HOLD")
+            .ok()
+            .and_then(|v| v.parse().ok())
+    {
+        say(&format!("holding the failed run for {secs} s"));
+        std::thread::sleep(Duration::from_secs(secs));
+    }
+    drop(held);
+    result
+}
+
+fn prove_holding(
+    program: &HostProgram,
+    base: &Path,
+    held: &mut Option<Parts>,
+) -> Result<Vec<Measured>, String> {
     let host = program.host;
     let drive = driver(host);
     let stand_in = model_stand_in::StandIn::start(model_stand_in::Options::default())
@@ -310,6 +367,8 @@ pub fn prove(program: &HostProgram, base: &Path) -> Result<Vec<Measured>, String
         &tui_env(&home),
         &home.project,
     )?;
+    let (_, home, desktop, tui) = held.insert((stand_in, home, desktop, tui));
+    let (home, desktop, tui) = (&*home, &*desktop, &*tui);
     say(&format!(
         "{host}: TUI in tmux -S {}, desktop {} (logs in {})",
         socket.display(),
@@ -327,20 +386,20 @@ pub fn prove(program: &HostProgram, base: &Path) -> Result<Vec<Measured>, String
     let run = |what: &str| format!("stand-in: run touch {word}-{what}");
 
     // 1. Approved after the grace: one notification, withdrawn once answered.
-    tui.wait_for("the TUI's input", SLOW, |s| !s.trim().is_empty())?;
-    std::thread::sleep(Duration::from_secs(2));
-    tui.type_line(&run("approved"));
-    let (shown, m) = prompt_to_mark(&home, &desktop, &tui, &drive)?;
+    tui.wait_for("the TUI's input", SLOW, |s| s.contains(drive.ready))?;
+    std::thread::sleep(Duration::from_secs(1));
+    submit(home, tui, &run("approved"))?;
+    let (shown, m) = prompt_to_mark(home, desktop, tui, &drive)?;
     say(&format!(
         "MEASURED {host}: prompt on screen -> status needs-you {} ms, -> the icon's mark {} ms",
         m.to_state.as_millis(),
         m.to_mark.as_millis()
     ));
     measured.push(m);
-    let session_id = session(&home)
+    let session_id = session(home)
         .and_then(|s| s["id"].as_str().map(str::to_owned))
         .ok_or("no session listed")?;
-    let waiting = session(&home).ok_or("no session")?;
+    let waiting = session(home).ok_or("no session")?;
     if waiting["reason"] != "permission" {
         return Err(format!("not waiting for permission: {waiting}"));
     }
@@ -348,7 +407,7 @@ pub fn prove(program: &HostProgram, base: &Path) -> Result<Vec<Measured>, String
         "the needs-you notification",
         GRACE + Duration::from_secs(5),
         || {
-            let found = needs_you_notifies(&desktop);
+            let found = needs_you_notifies(desktop);
             (!found.is_empty()).then_some(found)
         },
     )?;
@@ -365,7 +424,7 @@ pub fn prove(program: &HostProgram, base: &Path) -> Result<Vec<Measured>, String
     }
     let _ = shown;
     std::thread::sleep(Duration::from_secs(2));
-    let notified_all = needs_you_notifies(&desktop);
+    let notified_all = needs_you_notifies(desktop);
     if notified_all.len() != 1 {
         return Err(format!("not exactly one notification: {notified_all:?}"));
     }
@@ -380,104 +439,102 @@ pub fn prove(program: &HostProgram, base: &Path) -> Result<Vec<Measured>, String
                 host.cli_name()
             )) && (l.contains("post-tool-use") || l.contains("permission-result"))
         });
-        (worked && state_of(&home).as_deref() != Some("needs-you")).then_some(())
+        (worked && state_of(home).as_deref() != Some("needs-you")).then_some(())
     })
     .map_err(|e| {
         format!(
             "{e}: state {:?}, log:\n{}",
-            state_of(&home),
+            state_of(home),
             home.hook_log_text()
         )
     })?;
     wait_until(
         "the notification withdrawn",
         WITHIN - answered.elapsed().min(WITHIN),
-        || withdrawn(&desktop, notified_at).then_some(()),
+        || withdrawn(desktop, notified_at).then_some(()),
     )
     .map_err(|e| format!("{e}: {:?}", desktop::traffic(&desktop.notify_text())))?;
     wait_until("the mark gone", WITHIN, || {
         (desktop.icon_has_mark() == Some(false)).then_some(())
     })?;
     wait_until("the turn finished", SLOW, || {
-        (state_of(&home).as_deref() == Some("finished")).then_some(())
+        (state_of(home).as_deref() == Some("finished")).then_some(())
     })
     .map_err(|e| {
         format!(
             "{e}: state {:?}; the screen:\n{}",
-            state_of(&home),
+            state_of(home),
             tui.screen()
         )
     })?;
 
     // 2. Refused at once: nothing notified, nothing waits any more.
     std::thread::sleep(Duration::from_secs(1));
-    tui.type_line(&run("refused"));
-    let (_, m) = prompt_to_mark(&home, &desktop, &tui, &drive)?;
+    submit(home, tui, &run("refused"))?;
+    let (_, m) = prompt_to_mark(home, desktop, tui, &drive)?;
     measured.push(m);
-    let before = needs_you_notifies(&desktop).len();
+    let before = needs_you_notifies(desktop).len();
     // A person reads the prompt for a moment (a TUI may not take keys while it draws it).
     std::thread::sleep(Duration::from_millis(700));
     tui.keys(drive.refuse);
     wait_until("the wait over after the refusal", WITHIN, || {
-        (state_of(&home).as_deref() != Some("needs-you")).then_some(())
+        (state_of(home).as_deref() != Some("needs-you")).then_some(())
     })
-    .map_err(|e| {
-        format!(
-            "{e}; {}; the screen:\n{}",
-            host_records(&home),
-            tui.screen()
-        )
-    })?;
+    .map_err(|e| format!("{e}; {}; the screen:\n{}", host_records(home), tui.screen()))?;
     wait_until("the mark gone", WITHIN, || {
         (desktop.icon_has_mark() == Some(false)).then_some(())
     })?;
     wait_until("the refused turn finished", SLOW, || {
-        (state_of(&home).as_deref() == Some("finished")).then_some(())
+        (state_of(home).as_deref() == Some("finished")).then_some(())
     })
     .map_err(|e| {
         format!(
             "{e}: state {:?}; the screen:\n{}",
-            state_of(&home),
+            state_of(home),
             tui.screen()
         )
     })?;
     std::thread::sleep(GRACE);
-    let after = needs_you_notifies(&desktop);
+    let after = needs_you_notifies(desktop);
     if after.len() != before {
         return Err(format!("a refusal given at once was notified: {after:?}"));
     }
 
     // 3. Interrupted while a command runs.
     std::thread::sleep(Duration::from_secs(1));
-    tui.type_line(&format!("stand-in: run timeout 30 tail -f /dev/null # {word}-interrupted"));
+    submit(
+        home,
+        tui,
+        &format!("stand-in: run timeout 30 tail -f /dev/null # {word}-interrupted"),
+    )?;
     // The host may ask first (a person approves), then the command runs.
-    wait_until("the command running", SLOW, || {
-        let screen = tui.screen();
-        if screen.contains(drive.prompt) {
-            std::thread::sleep(Duration::from_millis(700));
-            tui.keys(drive.approve);
-            std::thread::sleep(Duration::from_millis(500));
-            return None;
-        }
-        (state_of(&home).as_deref() == Some("working")).then_some(())
-    })
-    .map_err(|e| {
-        format!(
-            "{e}: {}; the screen:\n{}",
-            host_records(&home),
+    if tui
+        .wait_for("a prompt for the command", Duration::from_secs(8), |s| {
+            s.contains(drive.prompt)
+        })
+        .is_ok()
+    {
+        std::thread::sleep(Duration::from_millis(700));
+        tui.keys(drive.approve);
+        tui.wait_for("the prompt answered", SLOW, |s| !s.contains(drive.prompt))?;
+    }
+    if state_of(home).as_deref() != Some("working") {
+        return Err(format!(
+            "not working while the command runs: {}; the screen:\n{}",
+            host_records(home),
             tui.screen()
-        )
-    })?;
+        ));
+    }
     std::thread::sleep(Duration::from_secs(2));
     tui.keys(drive.interrupt);
     let interrupted = wait_until("the interrupted turn", Duration::from_secs(10), || {
-        let s = session(&home)?;
+        let s = session(home)?;
         (s["state"] == "finished").then_some(s)
     })
     .map_err(|e| {
         format!(
             "{e}: state {:?}; the screen:\n{}",
-            session(&home),
+            session(home),
             tui.screen()
         )
     })?;
@@ -487,37 +544,35 @@ pub fn prove(program: &HostProgram, base: &Path) -> Result<Vec<Measured>, String
 
     // 4. A subagent asks.
     std::thread::sleep(Duration::from_secs(1));
-    tui.type_line(&format!("stand-in: agent run touch {word}-sub"));
-    let (_, m) = prompt_to_mark(&home, &desktop, &tui, &drive)?;
+    submit(home, tui, &format!("stand-in: agent run touch {word}-sub"))?;
+    let (_, m) = prompt_to_mark(home, desktop, tui, &drive)?;
     measured.push(m);
-    let waiting = session(&home).ok_or("no session")?;
+    let waiting = session(home).ok_or("no session")?;
     if waiting["subagent"] != true {
         return Err(format!("the wait is not marked a subagent's: {waiting}"));
     }
     std::thread::sleep(Duration::from_millis(700));
     tui.keys(drive.approve);
     wait_until("the subagent's wait over", WITHIN, || {
-        (state_of(&home).as_deref() != Some("needs-you")).then_some(())
+        (state_of(home).as_deref() != Some("needs-you")).then_some(())
     })?;
     wait_until("the session settled", SLOW, || {
-        (state_of(&home).as_deref() == Some("finished")).then_some(())
+        (state_of(home).as_deref() == Some("finished")).then_some(())
     })
     .map_err(|e| {
         format!(
             "{e}: state {:?}; the screen:\n{}",
-            session(&home),
+            session(home),
             tui.screen()
         )
     })?;
 
     // Nothing of the prompts or the commands in any file of ours.
     for what in [word.as_str(), "stand-in: "] {
-        let found = files_holding(&home, what);
+        let found = files_holding(home, what);
         if !found.is_empty() {
             return Err(format!("{what:?} is in {found:?}"));
         }
     }
-    drop(tui);
-    drop(desktop);
     Ok(measured)
 }

@@ -89,11 +89,11 @@ impl Tui {
         }
     }
 
-    /// Types `text` literally, then Enter (a moment later, as a person does: a TUI may read a
-    /// fast Enter as part of a paste).
+    /// Types `text` literally, then Enter a second later, as a person does (Codex takes keys
+    /// that come in a burst for a paste, and an Enter inside the burst for a new line).
     pub fn type_line(&self, text: &str) {
         self.tmux(&["send-keys", "-t", "0", "-l", text]);
-        std::thread::sleep(Duration::from_millis(300));
+        std::thread::sleep(Duration::from_millis(1000));
         self.keys(&["Enter"]);
     }
 

@@ -9,7 +9,7 @@
 //!   else `~/.codex`), and a hash, `sha256:` and the hex SHA-256 of the compact JSON, keys
 //!   sorted at every level, of `{"event_name", "matcher" (events that take one, when set),
 //!   "hooks": [{"type": "command", "command", "timeout" (600 when absent, at least 1;
-//!   SessionEnd at most 3), "async", "statusMessage" (when set)}]}`;
+//!   SessionEnd and Interrupt at most 3), "async", "statusMessage" (when set)}]}`;
 //! - the record is `[hooks.state."<key>"]` in `$CODEX_HOME/config.toml`: `trusted_hash` equal
 //!   to the hash → approved, another → changed, none → not approved yet; `enabled = false` →
 //!   turned off; `[features] hooks = false` (or the older `codex_hooks = false`) → no hook runs.
@@ -39,7 +39,8 @@ use crate::paths::Paths;
 const CONFIG_LIMIT: u64 = 8 * 1024 * 1024;
 /// Codex's timeout for a hook without one, in seconds.
 const DEFAULT_TIMEOUT_SECS: u64 = 600;
-/// Codex's ceiling for a SessionEnd hook, in seconds.
+/// Codex's ceiling for a SessionEnd or Interrupt hook, in seconds (measured: its hash of an
+/// Interrupt hook asking for 5 s holds 3).
 const SESSION_END_CAP_SECS: u64 = 3;
 
 /// Codex's label of an event name as written in `hooks.json`, for the events a command hook
@@ -125,7 +126,7 @@ pub struct HookDefinition<'a> {
 pub fn hook_hash(hook: &HookDefinition<'_>) -> Option<String> {
     let label = event_label(hook.event)?;
     let mut timeout = hook.timeout.unwrap_or(DEFAULT_TIMEOUT_SECS).max(1);
-    if hook.event == "SessionEnd" {
+    if matches!(hook.event, "SessionEnd" | "Interrupt") {
         timeout = timeout.min(SESSION_END_CAP_SECS);
     }
     let mut handler = serde_json::Map::new();

@@ -45,11 +45,17 @@ pub(crate) const EVENTS: &[EventSpec] = &[
     },
     EventSpec::state("PermissionRequest", "permission-request"),
     EventSpec::state("PostToolUse", "post-tool-use"),
-    EventSpec::state("Interrupt", "interrupt"),
+    // Codex caps Interrupt at 3 s as it does SessionEnd (its hash of the hook says so).
+    EventSpec {
+        name: "Interrupt",
+        arg: "interrupt",
+        matcher: None,
+        timeout: SESSION_END_TIMEOUT_SECS,
+    },
     EventSpec::state("SubagentStop", "subagent-stop"),
 ];
 
-/// Codex's ceiling for a SessionEnd hook.
+/// Codex's ceiling for a SessionEnd (and an Interrupt) hook.
 pub(crate) const SESSION_END_TIMEOUT_SECS: u64 = 3;
 
 /// Said with every Codex install plan.
