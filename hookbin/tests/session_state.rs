@@ -295,6 +295,33 @@ fn claude_code_questions_errors_subagents_and_its_idle_record() {
     sub_stop["agent_id"] = sub["agent_id"].clone();
     quiet(&home, "subagent-stop", "claude", &sub_stop);
     assert_eq!(state(&home, "c2"), "finished");
+    // Approved, the command runs (minutes, maybe) before PostToolUse: Claude Code's own record
+    // says busy from the approval on.
+    let record = home
+        .path()
+        .join(".claude/sessions")
+        .join(format!("{}.json", std::process::id()));
+    let claude_says = |status: &str| {
+        write(
+            &record,
+            &json!({"pid": std::process::id(), "sessionId": "c2", "status": status,
+                    "statusUpdatedAt": companion_core::clock::now_millis()})
+            .to_string(),
+        );
+    };
+    prompt(&home, "claude", "c2");
+    quiet(
+        &home,
+        "permission-request",
+        "claude",
+        &permission(&home, "c2", "Bash", json!({})),
+    );
+    claude_says("waiting");
+    assert_eq!(state(&home, "c2"), "needs-you");
+    std::thread::sleep(std::time::Duration::from_millis(5));
+    claude_says("busy");
+    assert_eq!(state(&home, "c2"), "working");
+    std::fs::remove_file(&record).unwrap();
     // Esc at the prompt (or No) runs no hook: Claude Code's own record says idle since then.
     prompt(&home, "claude", "c2");
     quiet(
@@ -304,10 +331,6 @@ fn claude_code_questions_errors_subagents_and_its_idle_record() {
         &permission(&home, "c2", "Bash", json!({})),
     );
     assert_eq!(state(&home, "c2"), "needs-you");
-    let record = home
-        .path()
-        .join(".claude/sessions")
-        .join(format!("{}.json", std::process::id()));
     std::thread::sleep(std::time::Duration::from_millis(5));
     let later = companion_core::clock::now_millis();
     write(

@@ -5,6 +5,8 @@
 //! The prompt says it in words the stand-in looks for in the *last* message only (a trailing
 //! `system` message, which Claude Code adds, is passed over):
 //! - `stand-in: run <command>` — call the host's shell tool with `<command>`;
+//! - `stand-in: run-here <command>` — the same, but never asking to leave Codex's sandbox (so
+//!   Codex runs it without asking the person);
 //! - `stand-in: agent run <command>` — call the host's subagent tool, whose prompt is
 //!   `stand-in: run <command>` (so the subagent calls the shell tool in turn).
 //!
@@ -24,6 +26,8 @@ use serde_json::{Map, Value, json};
 
 /// The words that ask for a shell command.
 pub const RUN: &str = "stand-in: run ";
+/// The words that ask for a shell command inside the host's sandbox.
+pub const RUN_HERE: &str = "stand-in: run-here ";
 /// The words that ask for a subagent running a shell command.
 pub const AGENT_RUN: &str = "stand-in: agent run ";
 
@@ -66,6 +70,7 @@ struct Tool<'a> {
 enum Ask {
     Nothing,
     Run(String),
+    RunHere(String),
     AgentRun(String),
 }
 
@@ -153,12 +158,14 @@ fn ask_in(texts: &[&str]) -> Ask {
     for text in texts {
         if let Some(at) = text.rfind(AGENT_RUN) {
             ask = Ask::AgentRun(command_after(&text[at + AGENT_RUN.len()..]));
+        } else if let Some(at) = text.rfind(RUN_HERE) {
+            ask = Ask::RunHere(command_after(&text[at + RUN_HERE.len()..]));
         } else if let Some(at) = text.rfind(RUN) {
             ask = Ask::Run(command_after(&text[at + RUN.len()..]));
         }
     }
     match ask {
-        Ask::Run(c) | Ask::AgentRun(c) if c.is_empty() => Ask::Nothing,
+        Ask::Run(c) | Ask::RunHere(c) | Ask::AgentRun(c) if c.is_empty() => Ask::Nothing,
         other => other,
     }
 }
@@ -176,11 +183,11 @@ fn decide(ask: &Ask, tools: &[Tool<'_>]) -> Move {
     };
     match ask {
         Ask::Nothing => Move::Reply,
-        Ask::Run(command) => match find(SHELL_TOOLS) {
+        Ask::Run(command) | Ask::RunHere(command) => match find(SHELL_TOOLS) {
             Some(tool) => Move::Call {
                 name: tool.name.to_owned(),
                 namespace: tool.namespace.map(str::to_owned),
-                input: shell_input(tool.schema, command),
+                input: shell_input(tool.schema, command, matches!(ask, Ask::Run(_))),
             },
             None => Move::Reply,
         },
@@ -195,8 +202,9 @@ fn decide(ask: &Ask, tools: &[Tool<'_>]) -> Move {
     }
 }
 
-/// The input of a shell tool running `command`.
-fn shell_input(schema: Option<&Value>, command: &str) -> Value {
+/// The input of a shell tool running `command`, asking to leave the sandbox when `escalate`
+/// and the tool can.
+fn shell_input(schema: Option<&Value>, command: &str, escalate: bool) -> Value {
     let properties = schema.and_then(|s| s["properties"].as_object());
     let key = ["command", "cmd"]
         .into_iter()
@@ -213,10 +221,11 @@ fn shell_input(schema: Option<&Value>, command: &str) -> Value {
     let mut input = fill_required(schema, [(key, value)]);
     // Codex runs a command in its sandbox without asking unless the model asks to leave it,
     // as a model does for a command that needs to.
-    let escalates = properties
-        .and_then(|p| p.get("sandbox_permissions"))
-        .and_then(|p| p["enum"].as_array())
-        .is_some_and(|e| e.iter().any(|v| v == "require_escalated"));
+    let escalates = escalate
+        && properties
+            .and_then(|p| p.get("sandbox_permissions"))
+            .and_then(|p| p["enum"].as_array())
+            .is_some_and(|e| e.iter().any(|v| v == "require_escalated"));
     if escalates {
         input["sandbox_permissions"] = json!("require_escalated");
         input["justification"] = json!("The stand-in asks to run this outside the sandbox.");
@@ -385,6 +394,11 @@ mod tests {
         assert_eq!((name.as_str(), namespace), ("exec_command", None));
         assert_eq!(input["cmd"], "touch y");
         assert_eq!(input["sandbox_permissions"], "require_escalated");
+        let Move::Call { input, .. } = openai_move(&ask("stand-in: run-here touch y")) else {
+            panic!("no call")
+        };
+        assert_eq!(input["cmd"], "touch y");
+        assert!(input.get("sandbox_permissions").is_none(), "{input}");
         assert_eq!(
             openai_move(&ask("stand-in: agent run touch z")),
             Move::Call {

@@ -505,7 +505,7 @@ fn prove_holding(
     submit(
         home,
         tui,
-        &format!("stand-in: run timeout 30 tail -f /dev/null # {word}-interrupted"),
+        &format!("stand-in: run-here timeout 30 tail -f /dev/null # {word}-interrupted"),
     )?;
     // The host may ask first (a person approves), then the command runs.
     if tui

@@ -7,7 +7,9 @@
 //! `waiting` (`"waitingFor": "permission prompt"`) or `idle`, with `"statusUpdatedAt"` in
 //! milliseconds (checked against the real program in `tests/real-hosts`). An `idle` written
 //! after our state's time ends a turn the hooks never ended
-//! ([`crate::session_state::Signal::HostIdle`]).
+//! ([`crate::session_state::Signal::HostIdle`]); a `busy` written after a wait began means the
+//! person answered it and the approved command runs (Claude Code runs no hook until the
+//! command ends, which may be minutes later).
 //!
 //! Only that one file of the session's own process is opened (bounded, never blocking), and of
 //! it only `status`, `statusUpdatedAt` and `sessionId` are read. The `.key` file beside it
@@ -41,16 +43,32 @@ pub fn claude_sessions_dir(paths: &Paths) -> std::path::PathBuf {
     paths.claude_dir().join("sessions")
 }
 
-/// When the host last said the session `session_id` (run by `host_pid`) is idle at its
-/// prompt, in milliseconds; `None` when it says otherwise, or has no such record.
-pub fn idle_since(host: Host, paths: &Paths, host_pid: u32, session_id: &str) -> Option<i64> {
+/// What the host's record says the session is doing.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Activity {
+    /// At its prompt, no turn going on.
+    Idle,
+    /// A turn is going on.
+    Busy,
+    /// Waiting for the person (a permission prompt, a question).
+    Waiting,
+}
+
+/// What the host's own record says the session `session_id` (run by `host_pid`) is doing, and
+/// since when (milliseconds); `None` when the host keeps no such record.
+pub fn activity(
+    host: Host,
+    paths: &Paths,
+    host_pid: u32,
+    session_id: &str,
+) -> Option<(Activity, i64)> {
     match host {
-        Host::Claude => claude_idle_since(&claude_sessions_dir(paths), host_pid, session_id),
+        Host::Claude => claude_activity(&claude_sessions_dir(paths), host_pid, session_id),
         Host::Codex | Host::Kimi => None,
     }
 }
 
-fn claude_idle_since(dir: &Path, host_pid: u32, session_id: &str) -> Option<i64> {
+fn claude_activity(dir: &Path, host_pid: u32, session_id: &str) -> Option<(Activity, i64)> {
     if host_pid == 0 {
         return None;
     }
@@ -64,9 +82,13 @@ fn claude_idle_since(dir: &Path, host_pid: u32, session_id: &str) -> Option<i64>
     {
         return None;
     }
-    (record.status.as_deref() == Some("idle"))
-        .then_some(record.status_updated_at)
-        .flatten()
+    let activity = match record.status.as_deref()? {
+        "idle" => Activity::Idle,
+        "busy" => Activity::Busy,
+        "waiting" => Activity::Waiting,
+        _ => return None,
+    };
+    Some((activity, record.status_updated_at?))
 }
 
 #[cfg(test)]
@@ -74,9 +96,9 @@ mod tests {
     use super::*;
 
     #[test]
-    fn claude_code_s_record_says_idle_since_when() {
+    fn claude_code_s_record_says_what_and_since_when() {
         let dir = tempfile::tempdir().unwrap();
-        assert_eq!(claude_idle_since(dir.path(), 42, "s1"), None);
+        assert_eq!(claude_activity(dir.path(), 42, "s1"), None);
         std::fs::write(
             dir.path().join("42.json"),
             r#"{"pid":42,"sessionId":"s1","cwd":"/p","status":"idle","updatedAt":1796399631101,"statusUpdatedAt":1796399631101}"#,
@@ -84,22 +106,34 @@ mod tests {
         .unwrap();
         std::fs::write(dir.path().join("42.0123.key"), "never read").unwrap();
         assert_eq!(
-            claude_idle_since(dir.path(), 42, "s1"),
-            Some(1_796_399_631_101)
+            claude_activity(dir.path(), 42, "s1"),
+            Some((Activity::Idle, 1_796_399_631_101))
         );
         assert_eq!(
-            claude_idle_since(dir.path(), 42, "other"),
+            claude_activity(dir.path(), 42, "other"),
             None,
             "another session"
         );
-        assert_eq!(claude_idle_since(dir.path(), 0, "s1"), None);
+        assert_eq!(claude_activity(dir.path(), 0, "s1"), None);
         std::fs::write(
             dir.path().join("42.json"),
             r#"{"sessionId":"s1","status":"waiting","waitingFor":"permission prompt","statusUpdatedAt":1796399633744}"#,
         )
         .unwrap();
-        assert_eq!(claude_idle_since(dir.path(), 42, "s1"), None);
+        assert_eq!(
+            claude_activity(dir.path(), 42, "s1"),
+            Some((Activity::Waiting, 1_796_399_633_744))
+        );
+        std::fs::write(
+            dir.path().join("42.json"),
+            r#"{"sessionId":"s1","status":"busy","statusUpdatedAt":1796399640000}"#,
+        )
+        .unwrap();
+        assert_eq!(
+            claude_activity(dir.path(), 42, "s1"),
+            Some((Activity::Busy, 1_796_399_640_000))
+        );
         std::fs::write(dir.path().join("42.json"), "not json").unwrap();
-        assert_eq!(claude_idle_since(dir.path(), 42, "s1"), None);
+        assert_eq!(claude_activity(dir.path(), 42, "s1"), None);
     }
 }

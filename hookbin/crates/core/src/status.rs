@@ -396,7 +396,8 @@ pub fn collect(paths: &Paths, cwd: Option<&Path>) -> Status {
 
 /// A session's state as its hooks recorded it, with what the host's own record adds where its
 /// hooks stay silent ([`crate::host_activity`]: Claude Code runs no hook on an interrupt or a
-/// refused prompt, and says `idle` in its own record).
+/// refused prompt, and none between an approval and the end of the approved command; its own
+/// record says `idle`, or `busy`, from then on).
 pub fn session_state(
     paths: &Paths,
     host: Host,
@@ -405,18 +406,24 @@ pub fn session_state(
     recorded: Option<&StateRecord>,
     in_turn: bool,
 ) -> Option<StateRecord> {
+    use crate::host_activity::{self, Activity};
     let recorded = recorded.cloned();
     let busy = recorded.as_ref().map_or(in_turn, |r| r.state.in_turn());
     if !busy {
         return recorded;
     }
-    let Some(idle_at) = crate::host_activity::idle_since(host, paths, host_pid, session) else {
+    let Some((activity, at)) = host_activity::activity(host, paths, host_pid, session) else {
         return recorded;
     };
-    match &recorded {
-        Some(record) => session_state::apply(Some(record), &Signal::HostIdle, idle_at).or(recorded),
-        None => recorded,
-    }
+    let record = recorded.as_ref()?;
+    let signal = match activity {
+        Activity::Idle => Signal::HostIdle,
+        Activity::Busy if record.state == SessionState::NeedsYou => Signal::Answered {
+            subagent: record.subagent,
+        },
+        Activity::Busy | Activity::Waiting => return recorded,
+    };
+    session_state::apply(Some(record), &signal, at).or(recorded)
 }
 
 /// A session's state in words: `working`, `needs you (permission, 4 min)`, `finished`,
