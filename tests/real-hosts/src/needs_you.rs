@@ -518,13 +518,10 @@ fn prove_holding(
         tui.keys(drive.approve);
         tui.wait_for("the prompt answered", SLOW, |s| !s.contains(drive.prompt))?;
     }
-    if state_of(home).as_deref() != Some("working") {
-        return Err(format!(
-            "not working while the command runs: {}; the screen:\n{}",
-            host_records(home),
-            tui.screen()
-        ));
-    }
+    wait_until("working while the command runs", WITHIN, || {
+        (state_of(home).as_deref() == Some("working")).then_some(())
+    })
+    .map_err(|e| format!("{e}: {}; the screen:\n{}", host_records(home), tui.screen()))?;
     std::thread::sleep(Duration::from_secs(2));
     tui.keys(drive.interrupt);
     let interrupted = wait_until("the interrupted turn", Duration::from_secs(10), || {
