@@ -32,6 +32,9 @@ pub struct HookInput {
     /// Claude Code's Notification: what it notifies about.
     #[serde(default)]
     pub notification_type: Option<String>,
+    /// Claude Code's PostToolUseFailure: the tool failed because the person interrupted it.
+    #[serde(default)]
+    pub is_interrupt: Option<bool>,
 }
 
 /// Input a hook did not expect, by kind (the log's word for it).

@@ -15,6 +15,7 @@
 //! | Notification `idle_prompt` | the host is idle at its prompt |
 //! | Notification of another known type | nothing |
 //! | PostToolUse, PostToolUseFailure, PermissionResult (Kimi Code) | answered |
+//! | PostToolUseFailure with `is_interrupt` (Claude Code) | interrupt |
 //! | Stop / StopFailure / Interrupt / SubagentStop | the same |
 
 use companion_core::session_state::{Signal, ToolName, WaitReason};
@@ -90,6 +91,9 @@ pub fn signal(event: HookEvent, input: &HookInput) -> Result<Option<Signal>, Une
                 known if QUIET_NOTIFICATIONS.contains(&known) => return Ok(None),
                 _ => return Err(Unexpected::UnknownNotificationType),
             }
+        }
+        HookEvent::PostToolUseFailure if input.is_interrupt == Some(true) && !subagent => {
+            Signal::Interrupt
         }
         HookEvent::PostToolUse | HookEvent::PostToolUseFailure | HookEvent::PermissionResult => {
             Signal::Answered { subagent }
