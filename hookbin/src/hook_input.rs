@@ -138,7 +138,7 @@ impl HookInput {
     }
 
     /// Whether the event comes from a subagent rather than the session's own agent.
-    pub fn from_subagent(&self) -> bool {
+    pub fn by_subagent(&self) -> bool {
         self.agent_id
             .as_deref()
             .is_some_and(|id| !id.is_empty() && id != "main")
@@ -167,11 +167,11 @@ mod tests {
         )
         .unwrap();
         assert_eq!(input.tool_name.as_deref(), Some("Bash"));
-        assert!(input.from_subagent());
+        assert!(input.by_subagent());
         assert!(!format!("{input:?}").contains("secret"));
         let kimi_main = HookInput::parse(br#"{"session_id":"s","agent_id":"main"}"#).unwrap();
-        assert!(!kimi_main.from_subagent());
-        assert!(!HookInput::default().from_subagent());
+        assert!(!kimi_main.by_subagent());
+        assert!(!HookInput::default().by_subagent());
     }
 
     #[test]

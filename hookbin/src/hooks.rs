@@ -474,7 +474,7 @@ fn user_prompt_submit(paths: &Paths, host: Host, input: &HookInput, at_ms: i64) 
         return;
     };
     // A subagent's own prompt (Codex) is not the person's: no turn starts, nothing is said.
-    if input.from_subagent() {
+    if input.by_subagent() {
         return;
     }
     move_state(paths, HookEvent::UserPromptSubmit, input, &session, at_ms);

@@ -51,13 +51,13 @@ fn asked(input: &HookInput, by_tool: bool) -> Signal {
             WaitReason::Permission
         },
         tool,
-        subagent: input.from_subagent(),
+        subagent: input.by_subagent(),
     }
 }
 
 /// The signal of `event`, `None` when it gives none, or why the input is not what we expect.
 pub fn signal(event: HookEvent, input: &HookInput) -> Result<Option<Signal>, Unexpected> {
-    let subagent = input.from_subagent();
+    let subagent = input.by_subagent();
     Ok(Some(match event {
         HookEvent::SessionStart => match input.source.as_deref() {
             Some("compact") => Signal::Compact,

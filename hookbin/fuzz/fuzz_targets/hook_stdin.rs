@@ -9,6 +9,6 @@ libfuzzer_sys::fuzz_target!(|data: &[u8]| {
     if let hook_input::Stdin::Input(input) = hook_input::HookInput::classify(data) {
         let _ = input.session();
         let _ = input.project_dir();
-        let _ = input.from_subagent();
+        let _ = input.by_subagent();
     }
 });

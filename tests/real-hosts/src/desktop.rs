@@ -224,14 +224,12 @@ impl Desktop {
     }
 
     fn send(&self, args: &[&str]) -> String {
-        let out = self
-            .command("dbus-send")
+        self.command("dbus-send")
             .args(["--session", "--print-reply"])
             .args(args)
             .output()
             .map(|o| String::from_utf8_lossy(&o.stdout).into_owned())
-            .unwrap_or_default();
-        out
+            .unwrap_or_default()
     }
 
     /// Who owns `name` on the bus.
@@ -412,14 +410,16 @@ pub fn traffic(log: &str) -> Vec<Traffic> {
                 body,
                 id,
             });
-        } else if line.starts_with("method call ") && line.ends_with("member=CloseNotification") {
-            if let Some(id) = uint(lines.get(i + 1)) {
-                out.push(Traffic::Close { at, id });
-            }
-        } else if line.starts_with("signal ") && line.ends_with("member=NotificationClosed") {
-            if let Some(id) = uint(lines.get(i + 1)) {
-                out.push(Traffic::Closed { at, id });
-            }
+        } else if line.starts_with("method call ")
+            && line.ends_with("member=CloseNotification")
+            && let Some(id) = uint(lines.get(i + 1))
+        {
+            out.push(Traffic::Close { at, id });
+        } else if line.starts_with("signal ")
+            && line.ends_with("member=NotificationClosed")
+            && let Some(id) = uint(lines.get(i + 1))
+        {
+            out.push(Traffic::Closed { at, id });
         }
     }
     out

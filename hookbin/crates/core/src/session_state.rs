@@ -84,9 +84,8 @@ impl WaitReason {
 
 /// A tool's name as a host gives it, kept only when it is a plain name (`Bash`,
 /// `mcp__server__tool`): letters, digits, `_ - . :`, at most 64 characters.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
-#[serde(try_from = "String", into = "String")]
 #[cfg_attr(feature = "ts", ts(type = "string"))]
 pub struct ToolName(String);
 
@@ -107,16 +106,17 @@ impl ToolName {
     }
 }
 
-impl TryFrom<String> for ToolName {
-    type Error = &'static str;
-    fn try_from(value: String) -> Result<Self, Self::Error> {
-        ToolName::new(&value).ok_or("not a plain tool name")
+impl Serialize for ToolName {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(&self.0)
     }
 }
 
-impl From<ToolName> for String {
-    fn from(value: ToolName) -> String {
-        value.0
+/// Only a plain name reads back: anything else in a file is refused, never shown.
+impl<'de> Deserialize<'de> for ToolName {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let text = String::deserialize(deserializer)?;
+        ToolName::new(&text).ok_or_else(|| serde::de::Error::custom("not a plain tool name"))
     }
 }
 
