@@ -330,6 +330,8 @@ test('settings save through the command and are keyboard reachable', async () =>
   await page.fill('#set-interval', '120');
   await page.uncheck('#set-notifications');
   await page.check('#set-login');
+  await page.fill('#set-grace', '8');
+  await page.fill('#set-long-turn', '15');
   await page.click('#settings-save');
   await page.waitForFunction(() => document.getElementById('settings-message').textContent.startsWith('Saved'));
   const saved = await calls(page, 'save_settings');
@@ -340,6 +342,8 @@ test('settings save through the command and are keyboard reachable', async () =>
     quietEnd: '07:30',
     launchAtLogin: true,
     mutedProjects: ['proj-noisy'],
+    needsYouGraceSecs: 8,
+    longTurnMinutes: 15,
   });
   await page.click('#settings-test');
   await page.waitForFunction(() => document.getElementById('test-message').textContent.includes('Asked the tray'));
@@ -348,6 +352,8 @@ test('settings save through the command and are keyboard reachable', async () =>
     'set-notifications',
     'set-quiet-start',
     'set-quiet-end',
+    'set-grace',
+    'set-long-turn',
     'set-login',
     'set-muted',
   ]) {
