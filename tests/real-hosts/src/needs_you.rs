@@ -314,8 +314,40 @@ fn prompt_to_mark(
     ))
 }
 
-/// What one run is made of (kept until the end, or longer when held).
-type Parts = (model_stand_in::StandIn, TestHome, Desktop, Tui);
+/// What one run is made of (kept until the end, or longer when held), in the order it goes:
+/// the TUI, then every process left with the home's HOME (Codex leaves its app-server daemon
+/// running), the desktop, the home, the stand-in.
+type Parts = (Tui, Reaper, Desktop, TestHome, model_stand_in::StandIn);
+
+/// On drop, kills every process whose environment has `HOME` = this home (what the host
+/// started and left behind: Codex's app-server daemon and its MCP servers).
+pub struct Reaper(PathBuf);
+
+impl Drop for Reaper {
+    fn drop(&mut self) {
+        let mut wanted = b"HOME=".to_vec();
+        wanted.extend_from_slice(self.0.as_os_str().as_encoded_bytes());
+        for entry in std::fs::read_dir("/proc").into_iter().flatten().flatten() {
+            let Some(pid) = entry
+                .file_name()
+                .to_str()
+                .and_then(|n| n.parse::<u32>().ok())
+            else {
+                continue;
+            };
+            let environ = std::fs::read(entry.path().join("environ")).unwrap_or_default();
+            if environ
+                .split(|b| *b == 0)
+                .any(|var| var == wanted.as_slice())
+            {
+                let _ = std::process::Command::new("kill")
+                    .args(["-KILL", &pid.to_string()])
+                    .stderr(std::process::Stdio::null())
+                    .status();
+            }
+        }
+    }
+}
 
 /// The whole proof for one host; gives the prompt-to-mark times of its waits. With
 /// `FABRIC_NEEDS_YOU_HOLD=<seconds>` a failure leaves the TUI and the desktop up that long
@@ -367,7 +399,8 @@ fn prove_holding(
         &tui_env(&home),
         &home.project,
     )?;
-    let (_, home, desktop, tui) = held.insert((stand_in, home, desktop, tui));
+    let reaper = Reaper(home.home.clone());
+    let (tui, _, desktop, home, _) = held.insert((tui, reaper, desktop, home, stand_in));
     let (home, desktop, tui) = (&*home, &*desktop, &*tui);
     say(&format!(
         "{host}: TUI in tmux -S {}, desktop {} (logs in {})",

@@ -14,6 +14,8 @@ pub struct Tui {
     socket: PathBuf,
     /// What the program is, for messages.
     what: String,
+    /// The program's pid (the pane's process; it leads its own process group).
+    pid: Option<u32>,
 }
 
 impl Tui {
@@ -59,11 +61,13 @@ impl Tui {
                 String::from_utf8_lossy(&output.stderr)
             ));
         }
-        let tui = Tui {
+        let mut tui = Tui {
             socket: socket.to_path_buf(),
             what: what.to_owned(),
+            pid: None,
         };
         tui.tmux(&["set-option", "-g", "remain-on-exit", "on"]);
+        tui.pid = tui.pane_pid();
         Ok(tui)
     }
 
@@ -124,6 +128,10 @@ impl Tui {
 
     /// The pid of the program in the pane.
     pub fn pid(&self) -> Option<u32> {
+        self.pid
+    }
+
+    fn pane_pid(&self) -> Option<u32> {
         String::from_utf8_lossy(
             &self
                 .tmux(&["display-message", "-p", "-t", "0", "#{pane_pid}"])
@@ -136,7 +144,14 @@ impl Tui {
 }
 
 impl Drop for Tui {
+    /// Ends the program and everything in its process group, then the tmux server.
     fn drop(&mut self) {
+        if let Some(pid) = self.pid {
+            let _ = Command::new("kill")
+                .args(["-KILL", "--", &format!("-{pid}")])
+                .stderr(Stdio::null())
+                .status();
+        }
         self.tmux(&["kill-server"]);
     }
 }
