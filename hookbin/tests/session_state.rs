@@ -735,3 +735,39 @@ fn a_state_event_reads_only_the_session_s_spool_never_a_host_config() {
         "the trace saw the spool: {files:?}"
     );
 }
+
+#[test]
+fn a_special_file_at_the_state_never_blocks_a_state_event_or_status() {
+    use std::os::unix::fs::FileTypeExt;
+    let home = home_for("claude");
+    start(&home, "claude", "c6");
+    prompt(&home, "claude", "c6");
+    let state_file = home.spool("c6").join("state.json");
+    std::fs::remove_file(&state_file).unwrap();
+    let c = std::ffi::CString::new(state_file.as_os_str().as_encoded_bytes()).unwrap();
+    // SAFETY: mkfifo with a valid C string.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+    let started = std::time::Instant::now();
+    for hook in ["permission-request", "post-tool-use", "stop-failure"] {
+        quiet(
+            &home,
+            hook,
+            "claude",
+            &permission(&home, "c6", "Bash", json!({})),
+        );
+    }
+    let session = session_of(&home, "c6");
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(20),
+        "blocked on the FIFO"
+    );
+    assert!(
+        std::fs::symlink_metadata(&state_file)
+            .unwrap()
+            .file_type()
+            .is_fifo(),
+        "the FIFO was replaced"
+    );
+    // Read as absent: the session works as far as its prompt says.
+    assert_eq!(session["state"], "working");
+}
