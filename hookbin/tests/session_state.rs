@@ -3,6 +3,7 @@
 //! and `status --json`. The state events print nothing, exit 0, answer no permission, keep
 //! nothing of a tool's input, read nothing but the session's spool, and take input they do not
 //! expect as nothing (logged once by kind).
+#![cfg(unix)] // a temporary HOME given by HOME and XDG variables, FIFOs, strace
 
 mod common;
 

@@ -24,15 +24,18 @@
 pub mod binaries;
 pub mod checks;
 pub mod codex_trust;
+#[cfg(unix)]
 pub mod desktop;
 pub mod findings;
 pub mod home;
 pub mod hosts;
 pub mod install;
 pub mod jsonrpc;
+#[cfg(unix)]
 pub mod needs_you;
 pub mod scenario;
 pub mod sessions;
+#[cfg(unix)]
 pub mod tui;
 
 pub use hosts::{Host, HostProgram};

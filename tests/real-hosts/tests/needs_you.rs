@@ -2,6 +2,7 @@
 //! StatusNotifierItem host and a real notification daemon (`real_hosts::needs_you`): a
 //! permission prompt approved after the grace, one refused at once, an interrupt, a subagent's
 //! prompt. Each test says the time from the prompt on screen to the icon's mark (`MEASURED`).
+#![cfg(unix)] // tmux, Xvfb, D-Bus
 
 use real_hosts::hosts::{self, Host};
 use real_hosts::{desktop, needs_you};
