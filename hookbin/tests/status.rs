@@ -173,7 +173,9 @@ fn codex_approval_is_read_from_codex_s_own_record() {
     let json = status_json(&home);
     let approval = &json["hosts"][1]["approval"];
     assert_eq!(approval["state"], "waiting", "{approval}");
-    assert_eq!(approval["hooks"].as_array().unwrap().len(), 4, "{approval}");
+    // The four turn events and the four state events (PermissionRequest, PostToolUse,
+    // Interrupt, SubagentStop).
+    assert_eq!(approval["hooks"].as_array().unwrap().len(), 8, "{approval}");
     assert!(
         json["hosts"][0]
             .get("approval")
@@ -268,6 +270,10 @@ fn our_codex_groups_go_after_the_ones_already_there() {
             format!("{file}:session_start:1:0"),
             format!("{file}:user_prompt_submit:0:0"),
             format!("{file}:session_end:0:0"),
+            format!("{file}:permission_request:0:0"),
+            format!("{file}:post_tool_use:0:0"),
+            format!("{file}:interrupt:0:0"),
+            format!("{file}:subagent_stop:0:0"),
         ]
     );
 }
