@@ -141,7 +141,7 @@ impl FabricProcess {
     /// unrelated process before the group is signalled.
     pub async fn finish(mut self, grace: bool) {
         if grace {
-            let until = tokio::time::Instant::now() + EXIT_GRACE;
+            let until = crate::deadline::from_now(EXIT_GRACE);
             while !self.exited_unreaped() && tokio::time::Instant::now() < until {
                 tokio::time::sleep(EXIT_POLL).await;
             }
