@@ -1,13 +1,7 @@
-//! A child process and everything it starts, ended together: the one place that runs a
-//! program we must be able to stop whole (`fabric-mcp`, git).
-//!
-//! - **Unix**: the child leads a new process group (`process_group(0)`); ending it sends
-//!   SIGKILL to the whole group, so a hook, a credential helper or a wrapper's `sleep` it
-//!   started goes too. The leader is watched with `waitid(WNOWAIT)` and reaped only after the
-//!   group is signalled, so its pid (the group's id) cannot be reused meanwhile.
-//! - **Windows**: the child is put in a job object (`JOB_OBJECT_LIMIT_KILL_ON_JOB_CLOSE`);
-//!   ending it terminates the job. A process the child starts in the instant before it is
-//!   assigned to the job escapes it (the child is not started suspended).
+//! A child process and everything it starts, ended together, on tokio: the one place this
+//! crate runs a program it must be able to stop whole (`fabric-mcp`, git). The operating
+//! system's part (a process group on Unix, a job object on Windows) is the core's
+//! [`companion_core::process_group`]; this adds waiting, reading and deadlines on tokio.
 //!
 //! Dropping a [`GroupChild`] that was not ended ends its group (tokio's orphan reaper then
 //! collects the leader).
@@ -16,6 +10,7 @@ use std::io;
 use std::process::ExitStatus;
 use std::time::Duration;
 
+use companion_core::process_group::{self, Group};
 use tokio::io::AsyncReadExt;
 use tokio::process::{Child, Command};
 use tokio::time::Instant;
@@ -26,8 +21,7 @@ const EXIT_POLL: Duration = Duration::from_millis(10);
 /// A running child in its own process group (Unix) or job object (Windows).
 pub struct GroupChild {
     child: Child,
-    #[cfg(windows)]
-    job: Option<job::Job>,
+    group: Group,
     ended: bool,
 }
 
@@ -42,15 +36,19 @@ impl GroupChild {
     /// Starts `command` as the leader of its own group (Unix) or in a job (Windows).
     pub fn spawn(command: &mut Command) -> io::Result<GroupChild> {
         command.kill_on_drop(true);
-        #[cfg(unix)]
-        command.process_group(0);
+        process_group::prepare(command.as_std_mut());
         let child = command.spawn()?;
+        let pid = child.id().unwrap_or(0);
         #[cfg(windows)]
-        let job = job::Job::new().filter(|job| child.raw_handle().is_some_and(|h| job.assign(h)));
+        let group = match child.raw_handle() {
+            Some(handle) => Group::of(pid, handle),
+            None => Group::of(pid, std::ptr::null_mut()),
+        };
+        #[cfg(not(windows))]
+        let group = Group::of(pid);
         Ok(GroupChild {
             child,
-            #[cfg(windows)]
-            job,
+            group,
             ended: false,
         })
     }
@@ -124,22 +122,7 @@ impl GroupChild {
     fn exited(&mut self) -> bool {
         #[cfg(unix)]
         {
-            let Some(pid) = self.child.id() else {
-                return true;
-            };
-            // SAFETY: a zeroed siginfo_t is a valid out-parameter for waitid.
-            let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
-            // SAFETY: waitid on our own child, WNOHANG | WNOWAIT: it neither blocks nor reaps.
-            let rc = unsafe {
-                libc::waitid(
-                    libc::P_PID,
-                    pid as libc::id_t,
-                    &mut info,
-                    libc::WEXITED | libc::WNOHANG | libc::WNOWAIT,
-                )
-            };
-            // A child that changed state fills in SIGCHLD; none leaves the zeroed 0.
-            rc == 0 && info.si_signo == libc::SIGCHLD
+            self.child.id().is_none_or(process_group::exited_unreaped)
         }
         #[cfg(not(unix))]
         {
@@ -150,17 +133,10 @@ impl GroupChild {
 
     /// Kills the whole group (Unix) or job (Windows), and the child itself.
     fn kill_group(&mut self) {
-        #[cfg(unix)]
-        if let Some(pid) = self.child.id() {
-            // SAFETY: signalling the process group we created for this child, whose leader
-            // is not reaped yet.
-            unsafe {
-                libc::killpg(pid as libc::pid_t, libc::SIGKILL);
-            }
-        }
-        #[cfg(windows)]
-        if let Some(job) = &self.job {
-            job.terminate();
+        // Unix: once the leader is reaped its id may name another group; it is reaped only
+        // in `end`, after this.
+        if self.child.id().is_some() {
+            self.group.kill();
         }
         let _ = self.child.start_kill();
     }
@@ -172,74 +148,6 @@ impl Drop for GroupChild {
     fn drop(&mut self) {
         if !self.ended {
             self.kill_group();
-        }
-    }
-}
-
-/// A job object that ends its processes when terminated or closed.
-#[cfg(windows)]
-mod job {
-    use std::os::windows::io::RawHandle;
-
-    use windows_sys::Win32::Foundation::{CloseHandle, HANDLE};
-    use windows_sys::Win32::System::JobObjects::{
-        AssignProcessToJobObject, CreateJobObjectW, JOB_OBJECT_LIMIT_KILL_ON_JOB_CLOSE,
-        JOBOBJECT_EXTENDED_LIMIT_INFORMATION, JobObjectExtendedLimitInformation,
-        SetInformationJobObject, TerminateJobObject,
-    };
-
-    pub struct Job(HANDLE);
-
-    // SAFETY: a job handle may be used and closed from any thread.
-    unsafe impl Send for Job {}
-    // SAFETY: the calls made through a shared reference (assign, terminate) are thread-safe.
-    unsafe impl Sync for Job {}
-
-    impl Job {
-        /// A new, unnamed job whose processes die when its last handle closes.
-        pub fn new() -> Option<Job> {
-            // SAFETY: no security attributes, no name.
-            let handle = unsafe { CreateJobObjectW(std::ptr::null(), std::ptr::null()) };
-            if handle.is_null() {
-                return None;
-            }
-            let job = Job(handle);
-            // SAFETY: a zeroed limit information is valid; only the flag below is set.
-            let mut limits: JOBOBJECT_EXTENDED_LIMIT_INFORMATION = unsafe { std::mem::zeroed() };
-            limits.BasicLimitInformation.LimitFlags = JOB_OBJECT_LIMIT_KILL_ON_JOB_CLOSE;
-            // SAFETY: the structure and its size match the information class.
-            let ok = unsafe {
-                SetInformationJobObject(
-                    job.0,
-                    JobObjectExtendedLimitInformation,
-                    (&limits as *const JOBOBJECT_EXTENDED_LIMIT_INFORMATION).cast(),
-                    std::mem::size_of::<JOBOBJECT_EXTENDED_LIMIT_INFORMATION>() as u32,
-                )
-            };
-            (ok != 0).then_some(job)
-        }
-
-        /// Puts the process in the job; false when Windows refuses.
-        pub fn assign(&self, process: RawHandle) -> bool {
-            // SAFETY: both handles are live: the job ours, the process the child's.
-            unsafe { AssignProcessToJobObject(self.0, process as HANDLE) != 0 }
-        }
-
-        /// Ends every process in the job.
-        pub fn terminate(&self) {
-            // SAFETY: our live job handle.
-            unsafe {
-                TerminateJobObject(self.0, 1);
-            }
-        }
-    }
-
-    impl Drop for Job {
-        fn drop(&mut self) {
-            // SAFETY: our job handle, closed once.
-            unsafe {
-                CloseHandle(self.0);
-            }
         }
     }
 }
