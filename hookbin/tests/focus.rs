@@ -16,7 +16,7 @@ use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
-use common::{Home, wait_until};
+use common::{Home, wait_until, write};
 use companion_core::host::Host;
 use companion_core::process;
 use companion_core::spool::{SessionId, SessionRecord, Spool};
@@ -442,4 +442,220 @@ fn without_a_display_focus_says_where_the_session_is() {
     );
     let gone = home.command(&["focus", "s1"]).output().unwrap();
     assert_eq!(gone.status.code(), Some(3), "the host is gone now");
+}
+
+/// Runs `fabric-session focus <id>` in `home`, giving up on it (killed, then a failure) after
+/// 20 seconds.
+fn focus_watched(home: &Home, id: &str, what: &str) -> std::process::Output {
+    let mut child = home
+        .command(&["focus", id])
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let started = std::time::Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        if started.elapsed() > Duration::from_secs(20) {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("{what}: focus hung (gave up after 20 s)");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    child.wait_with_output().unwrap()
+}
+
+fn pid_gone(pid: u32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat")).map_or(true, |stat| {
+        stat.rsplit_once(") ")
+            .is_some_and(|(_, rest)| rest.starts_with('Z'))
+    })
+}
+
+/// Issue 21: tmux's output was read only after it exited, so a list bigger than a pipe holds
+/// (64 KiB) was lost (the writer blocked until the deadline killed it), and a tmux that left
+/// a process holding its output hung focus for good. Now tmux's output is read while it runs,
+/// bounded in size (1 MiB) and time (2 s), and tmux with everything it started is killed and
+/// reaped at either limit. A fake `tmux` first on PATH plays each case; the session's
+/// process names its tmux server through `TMUX`, as tmux sets it.
+#[test]
+fn tmux_is_read_while_it_runs_bounded_in_size_and_time() {
+    let mut home = Home::new();
+    let socket = home.path().join("fake-tmux.sock");
+    let mut host = Command::new("sleep")
+        .arg("1000")
+        .env("TMUX", format!("{},4242,0", socket.display()))
+        .env("TMUX_PANE", "%5")
+        .spawn()
+        .unwrap();
+    let host_pid = host.id();
+    let info = process::process_info(host_pid).unwrap();
+    Spool::new(
+        &home.cache_dir().join("sessions"),
+        &SessionId::new("s1").unwrap(),
+    )
+    .write_session(&SessionRecord {
+        host: Host::Claude,
+        project: "my-project".into(),
+        started_at: "2026-12-03T11:00:00Z".into(),
+        host_pid,
+        host_start_ticks: info.start_ticks,
+        cwd: Some(home.project()),
+    })
+    .unwrap();
+    let bin = home.path().join("fake-tmux-bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    let pids = home.path().join("fake-tmux-pids");
+    let path = std::env::join_paths(
+        std::iter::once(bin.clone())
+            .chain(std::env::split_paths(&std::env::var_os("PATH").unwrap())),
+    )
+    .unwrap();
+    home.extra_env
+        .push(("PATH".into(), path.to_string_lossy().into_owned()));
+    let host_line = format!("echo '{host_pid}:%5:$1:1.1:alpha'");
+    let cases = [
+        // 2,000 other panes (about 130 KiB) before the session's: more than a pipe holds.
+        (
+            "a list bigger than a pipe",
+            format!(
+                "i=0; while [ $i -lt 2000 ]; do echo \"0:%$i:\\$9:0.0:another-session-with-a-long-name-$i\"; i=$((i+1)); done; {host_line}"
+            ),
+            true,
+        ),
+        // Exits at once, leaving a process that holds its output open.
+        (
+            "a child left holding the output",
+            format!("{host_line}; sleep 1000 & echo $! >> '{}'", pids.display()),
+            true,
+        ),
+        // Never ends: killed at the deadline with what it started.
+        (
+            "a tmux that hangs",
+            format!("sleep 1000 & echo $! >> '{}'; wait", pids.display()),
+            false,
+        ),
+        // Endless output: killed at the size limit.
+        ("endless output", "yes".to_string(), false),
+    ];
+    for (what, list_panes, found) in cases {
+        write(
+            &bin.join("tmux"),
+            &format!(
+                "#!/bin/sh\n# -S <socket> <command> …\ncase \"$3\" in\n  list-panes) {list_panes} ;;\n  *) exit 0 ;;\nesac\n"
+            ),
+        );
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(bin.join("tmux"), std::fs::Permissions::from_mode(0o755)).unwrap();
+        let out = focus_watched(&home, "s1", what);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        // No display here: exit 4, saying where the session is.
+        assert_eq!(out.status.code(), Some(4), "{what}: {stderr}");
+        assert_eq!(
+            stderr.contains("tmux alpha:1.1"),
+            found,
+            "{what}: the pane {}: {stderr}",
+            if found {
+                "was not found"
+            } else {
+                "was made up"
+            }
+        );
+        let left: Vec<u32> = std::fs::read_to_string(&pids)
+            .unwrap_or_default()
+            .split_whitespace()
+            .filter_map(|p| p.parse().ok())
+            .collect();
+        common::wait_until(
+            &format!("{what}: what the fake tmux started to end"),
+            Duration::from_secs(5),
+            || left.iter().all(|&pid| pid_gone(pid)),
+        );
+    }
+    let _ = host.kill();
+    let _ = host.wait();
+}
+
+/// Issue 21: `_NET_WM_PID` was trusted whatever machine the window's client runs on, so a
+/// remote client's window whose pid happened to be a local session's process was raised for
+/// it. Only a window whose `WM_CLIENT_MACHINE` is this machine's name has its `_NET_WM_PID`
+/// believed; others are asked of the X-Resource extension, which knows only local clients.
+/// A real xterm plays the remote client: its `_NET_WM_PID` is set to a session's process
+/// (which has no window) and its `WM_CLIENT_MACHINE` to another machine's name, with xprop.
+#[test]
+fn a_window_of_another_machine_is_never_taken_for_a_local_process() {
+    let test = "a_window_of_another_machine_is_never_taken_for_a_local_process";
+    if !available(test) {
+        return;
+    }
+    let home = Home::new();
+    let mut procs = Procs {
+        children: Vec::new(),
+        tmux_socket: None,
+    };
+    let display = start_xvfb(&mut procs);
+    let mut desk = Desk {
+        home,
+        display,
+        procs,
+        socket: PathBuf::new(),
+    };
+    desk.spawn("openbox", &["--sm-disable"]);
+    wait_until("openbox's EWMH check window", WAIT, || {
+        desk.out("xprop", &["-root", "_NET_SUPPORTING_WM_CHECK"])
+            .contains("window id")
+    });
+    let remote = desk.spawn("xterm", &["-e", "sleep", "1000"]);
+    let mut remote_window = None;
+    wait_until("the remote xterm's window", WAIT, || {
+        remote_window = desk.window_of(remote);
+        remote_window.is_some()
+    });
+    let remote_window = format!("0x{:x}", remote_window.unwrap());
+    let other = desk.spawn("xterm", &["-e", "sleep", "1000"]);
+    let mut other_window = None;
+    wait_until("the other xterm's window, active", WAIT, || {
+        other_window = desk.window_of(other);
+        other_window.is_some() && desk.active_window() == other_window
+    });
+    // The session's process: no window of its own.
+    let session = desk.spawn("sleep", &["1000"]);
+    desk.record("s1", session);
+    let set = |property: &str, format: &str, value: &str| {
+        let out = desk
+            .program("xprop")
+            .args([
+                "-id",
+                &remote_window,
+                "-f",
+                property,
+                format,
+                "-set",
+                property,
+                value,
+            ])
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "xprop {property}: {out:?}");
+    };
+    set("_NET_WM_PID", "32c", &session.to_string());
+    set("WM_CLIENT_MACHINE", "8s", "elsewhere.invalid");
+    let (code, stdout, stderr) = desk.focus("s1");
+    assert_eq!(
+        code,
+        Some(4),
+        "a window of another machine was raised: {stdout} {stderr}"
+    );
+    assert_eq!(desk.active_window(), other_window, "nothing raised");
+
+    // The same window saying it runs here: its pid is believed (the check is the machine).
+    let host = std::fs::read_to_string("/proc/sys/kernel/hostname").unwrap();
+    set("WM_CLIENT_MACHINE", "8s", host.trim());
+    let (code, stdout, stderr) = desk.focus("s1");
+    assert_eq!(code, Some(0), "{stdout} {stderr}");
+    assert_eq!(
+        desk.active_window().map(|w| format!("0x{w:x}")),
+        Some(remote_window)
+    );
 }
