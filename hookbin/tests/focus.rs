@@ -16,7 +16,7 @@ use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
-use common::{Home, wait_until, write};
+use common::{Home, wait_until};
 use companion_core::host::Host;
 use companion_core::process;
 use companion_core::spool::{SessionId, SessionRecord, Spool};
@@ -444,6 +444,7 @@ fn without_a_display_focus_says_where_the_session_is() {
     assert_eq!(gone.status.code(), Some(3), "the host is gone now");
 }
 
+#[cfg(unix)]
 /// Runs `fabric-session focus <id>` in `home`, giving up on it (killed, then a failure) after
 /// 20 seconds.
 fn focus_watched(home: &Home, id: &str, what: &str) -> std::process::Output {
@@ -466,6 +467,7 @@ fn focus_watched(home: &Home, id: &str, what: &str) -> std::process::Output {
     child.wait_with_output().unwrap()
 }
 
+#[cfg(unix)]
 fn pid_gone(pid: u32) -> bool {
     std::fs::read_to_string(format!("/proc/{pid}/stat")).map_or(true, |stat| {
         stat.rsplit_once(") ")
@@ -479,6 +481,7 @@ fn pid_gone(pid: u32) -> bool {
 /// bounded in size (1 MiB) and time (2 s), and tmux with everything it started is killed and
 /// reaped at either limit. A fake `tmux` first on PATH plays each case; the session's
 /// process names its tmux server through `TMUX`, as tmux sets it.
+#[cfg(unix)] // a fake tmux is a shell script
 #[test]
 fn tmux_is_read_while_it_runs_bounded_in_size_and_time() {
     let mut home = Home::new();
@@ -540,7 +543,7 @@ fn tmux_is_read_while_it_runs_bounded_in_size_and_time() {
         ("endless output", "yes".to_string(), false),
     ];
     for (what, list_panes, found) in cases {
-        write(
+        common::write(
             &bin.join("tmux"),
             &format!(
                 "#!/bin/sh\n# -S <socket> <command> …\ncase \"$3\" in\n  list-panes) {list_panes} ;;\n  *) exit 0 ;;\nesac\n"

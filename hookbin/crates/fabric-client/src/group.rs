@@ -98,18 +98,31 @@ impl GroupChild {
             Ok::<_, io::Error>(buf)
         };
         let finished = tokio::time::timeout_at(deadline, async {
-            let ((), collected) = tokio::join!(
-                async {
-                    while !self.exited() {
-                        tokio::time::sleep(EXIT_POLL).await;
+            tokio::pin!(collect);
+            let mut collected = None;
+            // Until it exits, or its output ends past the limit (then it is not waited for).
+            loop {
+                tokio::select! {
+                    result = &mut collect, if collected.is_none() => {
+                        let over = matches!(&result, Ok(buf) if buf.len() as u64 > limit);
+                        collected = Some(result);
+                        if over {
+                            break;
+                        }
                     }
-                    // Exited: end what it left behind, which also closes their copies of
-                    // the pipe.
-                    self.kill_group();
-                },
-                collect
-            );
-            collected
+                    () = tokio::time::sleep(EXIT_POLL) => {
+                        if self.exited() {
+                            break;
+                        }
+                    }
+                }
+            }
+            // End what it left behind, which also closes their copies of the pipe.
+            self.kill_group();
+            match collected {
+                Some(result) => result,
+                None => collect.await,
+            }
         })
         .await;
         let status = self.end(None).await.ok()?;
@@ -149,5 +162,49 @@ impl Drop for GroupChild {
         if !self.ended {
             self.kill_group();
         }
+    }
+}
+
+#[cfg(all(test, unix))]
+mod tests {
+    use super::*;
+
+    fn sh(script: &str) -> Command {
+        let mut command = Command::new("sh");
+        command
+            .arg("-c")
+            .arg(script)
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::piped());
+        command
+    }
+
+    fn far() -> Instant {
+        crate::deadline::from_now(Duration::from_secs(20))
+    }
+
+    #[tokio::test]
+    async fn output_is_collected_while_it_runs_and_what_it_left_ends_with_it() {
+        let started = std::time::Instant::now();
+        let child = GroupChild::spawn(&mut sh("sleep 1000 & head -c 200000 /dev/zero")).unwrap();
+        let out = child.output_until(far(), 1024 * 1024).await.unwrap();
+        assert!(out.status.success());
+        assert_eq!(out.stdout.len(), 200_000);
+        assert!(started.elapsed() < Duration::from_secs(15));
+    }
+
+    #[tokio::test]
+    async fn endless_output_is_cut_at_the_limit_without_waiting_for_the_deadline() {
+        let started = std::time::Instant::now();
+        let child = GroupChild::spawn(&mut sh("yes")).unwrap();
+        assert!(child.output_until(far(), 64 * 1024).await.is_none());
+        assert!(started.elapsed() < Duration::from_secs(15));
+    }
+
+    #[tokio::test]
+    async fn a_hang_ends_at_the_deadline() {
+        let child = GroupChild::spawn(&mut sh("sleep 1000")).unwrap();
+        let deadline = crate::deadline::from_now(Duration::from_millis(200));
+        assert!(child.output_until(deadline, 1024).await.is_none());
     }
 }
