@@ -125,21 +125,7 @@ impl Desk {
 
     /// A session whose host is `pid`, recorded as the session-start hook records one.
     fn record(&self, id: &str, pid: u32) {
-        let info = process::process_info(pid).expect("the host process");
-        let spool = Spool::new(
-            &self.home.cache_dir().join("sessions"),
-            &SessionId::new(id).unwrap(),
-        );
-        spool
-            .write_session(&SessionRecord {
-                host: Host::Claude,
-                project: "my-project".into(),
-                started_at: "2026-12-03T11:00:00Z".into(),
-                host_pid: pid,
-                host_start_ticks: info.start_ticks,
-                cwd: Some(self.home.project()),
-            })
-            .unwrap();
+        record(&self.home, id, pid, Host::Claude);
     }
 
     fn focus(&self, id: &str) -> (Option<i32>, String, String) {
@@ -154,6 +140,25 @@ impl Desk {
             String::from_utf8_lossy(&out.stderr).into_owned(),
         )
     }
+}
+
+/// A session of `host` whose host process is `pid`, recorded in `home` as the session-start
+/// hook records one.
+fn record(home: &Home, id: &str, pid: u32, host: Host) {
+    let info = process::process_info(pid).expect("the host process");
+    Spool::new(
+        &home.cache_dir().join("sessions"),
+        &SessionId::new(id).unwrap(),
+    )
+    .write_session(&SessionRecord {
+        host,
+        project: "my-project".into(),
+        started_at: "2026-12-03T11:00:00Z".into(),
+        host_pid: pid,
+        host_start_ticks: info.start_ticks,
+        cwd: Some(home.project()),
+    })
+    .unwrap();
 }
 
 /// Xvfb on a display it picks itself (`-displayfd`): tests running in parallel never clash.
@@ -400,21 +405,7 @@ fn focus_raises_the_right_window_and_pane_on_a_real_desktop() {
 fn without_a_display_focus_says_where_the_session_is() {
     let home = Home::new();
     let mut host = Command::new("sleep").arg("1000").spawn().unwrap();
-    let pid = host.id();
-    let info = process::process_info(pid).unwrap();
-    Spool::new(
-        &home.cache_dir().join("sessions"),
-        &SessionId::new("s1").unwrap(),
-    )
-    .write_session(&SessionRecord {
-        host: Host::Codex,
-        project: "my-project".into(),
-        started_at: "2026-12-03T11:00:00Z".into(),
-        host_pid: pid,
-        host_start_ticks: info.start_ticks,
-        cwd: Some(home.project()),
-    })
-    .unwrap();
+    record(&home, "s1", host.id(), Host::Codex);
     // `program` clears the environment: no DISPLAY, no WAYLAND_DISPLAY.
     let out = home.command(&["focus", "s1"]).output().unwrap();
     let wayland = home
@@ -493,20 +484,7 @@ fn tmux_is_read_while_it_runs_bounded_in_size_and_time() {
         .spawn()
         .unwrap();
     let host_pid = host.id();
-    let info = process::process_info(host_pid).unwrap();
-    Spool::new(
-        &home.cache_dir().join("sessions"),
-        &SessionId::new("s1").unwrap(),
-    )
-    .write_session(&SessionRecord {
-        host: Host::Claude,
-        project: "my-project".into(),
-        started_at: "2026-12-03T11:00:00Z".into(),
-        host_pid,
-        host_start_ticks: info.start_ticks,
-        cwd: Some(home.project()),
-    })
-    .unwrap();
+    record(&home, "s1", host_pid, Host::Claude);
     let bin = home.path().join("fake-tmux-bin");
     std::fs::create_dir_all(&bin).unwrap();
     let pids = home.path().join("fake-tmux-pids");
@@ -618,9 +596,15 @@ fn a_window_of_another_machine_is_never_taken_for_a_local_process() {
     let remote_window = format!("0x{:x}", remote_window.unwrap());
     let other = desk.spawn("xterm", &["-e", "sleep", "1000"]);
     let mut other_window = None;
-    wait_until("the other xterm's window, active", WAIT, || {
+    wait_until("the other xterm's window", WAIT, || {
         other_window = desk.window_of(other);
-        other_window.is_some() && desk.active_window() == other_window
+        other_window.is_some()
+    });
+    // The other xterm is the active window (asked for, as a pager would).
+    let other_id = other_window.unwrap().to_string();
+    wait_until("the other xterm active", WAIT, || {
+        desk.out("xdotool", &["windowactivate", &other_id]);
+        desk.active_window() == other_window
     });
     // The session's process: no window of its own.
     let session = desk.spawn("sleep", &["1000"]);

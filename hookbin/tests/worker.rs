@@ -241,28 +241,7 @@ fn a_partial_clone_fetches_nothing_and_runs_no_transport_program() {
 
 /// A `git` first on PATH that sleeps `secs` before running the real one.
 fn slow_git(home: &mut Home, secs: &str) {
-    let real = String::from_utf8(
-        Command::new("sh")
-            .args(["-c", "command -v git"])
-            .output()
-            .unwrap()
-            .stdout,
-    )
-    .unwrap();
-    let bin = home.path().join("slow-bin");
-    std::fs::create_dir_all(&bin).unwrap();
-    write(
-        &bin.join("git"),
-        &format!("#!/bin/sh\nsleep {secs}\nexec '{}' \"$@\"\n", real.trim()),
-    );
-    use std::os::unix::fs::PermissionsExt;
-    std::fs::set_permissions(bin.join("git"), std::fs::Permissions::from_mode(0o755)).unwrap();
-    let path = std::env::join_paths(
-        std::iter::once(bin).chain(std::env::split_paths(&std::env::var_os("PATH").unwrap())),
-    )
-    .unwrap();
-    home.extra_env
-        .push(("PATH".into(), path.to_string_lossy().into_owned()));
+    git_wrapper(home, &format!("sleep {secs}\nexec \"$REAL_GIT\" \"$@\""));
 }
 
 #[test]
