@@ -312,7 +312,8 @@ test('events patch the page in place: focus, selection, typing and scroll surviv
 test('every view says its states in words, never a raw enum word', async () => {
   const { page, errors } = await open();
   // Enum words as the Rust side spells them; the page shows its labels (src/labels.ts).
-  const raw = /\b(not-installed|not-needed|turned-off|hooks-off|not-probed|session-start|user-prompt-submit|fabric-down)\b/;
+  const raw =
+    /\b(not-installed|not-needed|turned-off|hooks-off|not-probed|session-start|user-prompt-submit|fabric-down)\b/;
   const seen = {};
   for (const tab of ['overview', 'hooks', 'log', 'services', 'settings']) {
     await page.click(`#tab-${tab}`);
@@ -321,7 +322,10 @@ test('every view says its states in words, never a raw enum word', async () => {
   }
   assert.match(seen.overview, /Fabric\s+Running/);
   assert.equal(await page.textContent('[data-host="codex"] [data-fact="hook-state"]'), 'Not installed');
-  assert.equal(await page.getAttribute('[data-host="codex"] [data-fact="hook-state"] .badge', 'data-state'), 'not-installed');
+  assert.equal(
+    await page.getAttribute('[data-host="codex"] [data-fact="hook-state"] .badge', 'data-state'),
+    'not-installed',
+  );
   assert.match(seen.log, /Session start/);
   assert.match(seen.log, /Refused: fabric down/);
   assert.deepEqual(errors, []);
