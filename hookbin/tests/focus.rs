@@ -71,10 +71,12 @@ impl Drop for Procs {
     }
 }
 
+/// Fields drop in order: the processes (and the tmux server, through its socket) go before
+/// the home folder that holds the socket.
 struct Desk {
+    procs: Procs,
     home: Home,
     display: String,
-    procs: Procs,
     socket: PathBuf,
 }
 
@@ -97,6 +99,35 @@ impl Desk {
         let pid = child.id();
         self.procs.children.push(child);
         pid
+    }
+
+    /// Starts openbox and waits for its EWMH check window. On this machine an openbox now and
+    /// then exited at once, silently, before it managed anything (seen under load, on both
+    /// tests' displays): that start is said on stderr and openbox is started again, twice at
+    /// most. Its pid.
+    fn start_openbox(&mut self) -> u32 {
+        for attempt in 1..=3 {
+            let pid = self.spawn("openbox", &["--sm-disable"]);
+            let started = std::time::Instant::now();
+            while started.elapsed() < WAIT {
+                if self
+                    .out("xprop", &["-root", "_NET_SUPPORTING_WM_CHECK"])
+                    .contains("window id")
+                {
+                    return pid;
+                }
+                let child = self.procs.children.iter_mut().find(|c| c.id() == pid);
+                if let Some(status) = child.and_then(|c| c.try_wait().ok().flatten()) {
+                    eprintln!("openbox exited at start ({status}), attempt {attempt} of 3");
+                    break;
+                }
+                std::thread::sleep(Duration::from_millis(100));
+            }
+        }
+        panic!(
+            "openbox never put up its EWMH check window on {}",
+            self.display
+        );
     }
 
     fn out(&self, program: &str, args: &[&str]) -> String {
@@ -234,11 +265,7 @@ fn focus_raises_the_right_window_and_pane_on_a_real_desktop() {
         procs,
         socket: socket.clone(),
     };
-    let openbox = desk.spawn("openbox", &["--sm-disable"]);
-    wait_until("openbox's EWMH check window", WAIT, || {
-        desk.out("xprop", &["-root", "_NET_SUPPORTING_WM_CHECK"])
-            .contains("window id")
-    });
+    let openbox = desk.start_openbox();
 
     // A tmux server: session alpha, window 0 (one pane), window 1 (two panes, the host in
     // pane 1); session beta (a host, no client attached). Window 0 is the one shown.
@@ -582,11 +609,7 @@ fn a_window_of_another_machine_is_never_taken_for_a_local_process() {
         procs,
         socket: PathBuf::new(),
     };
-    desk.spawn("openbox", &["--sm-disable"]);
-    wait_until("openbox's EWMH check window", WAIT, || {
-        desk.out("xprop", &["-root", "_NET_SUPPORTING_WM_CHECK"])
-            .contains("window id")
-    });
+    desk.start_openbox();
     let remote = desk.spawn("xterm", &["-e", "sleep", "1000"]);
     let mut remote_window = None;
     wait_until("the remote xterm's window", WAIT, || {
