@@ -319,6 +319,7 @@ pub struct SettingsView {
     pub form: SettingsForm,
     pub notifications_paused_until: Option<String>,
     pub min_interval_secs: u64,
+    pub max_interval_secs: u64,
     /// The longest grace that can be set, in seconds.
     pub max_grace_secs: u64,
     pub autostart_file: PathBuf,
@@ -348,6 +349,7 @@ pub fn settings_view(paths: &Paths) -> SettingsView {
         path,
         notifications_paused_until: s.notifications_paused_until,
         min_interval_secs: settings::MIN_WATCH_INTERVAL_SECS,
+        max_interval_secs: settings::MAX_WATCH_INTERVAL_SECS,
         max_grace_secs: settings::MAX_NEEDS_YOU_GRACE_SECS,
         autostart_present: starts_at_login,
         autostart_file,
@@ -361,7 +363,7 @@ pub fn settings_view(paths: &Paths) -> SettingsView {
 /// Checks the form and folds it into the current settings (unknown keys survive in `save`).
 pub fn merge_form(current: Settings, form: &SettingsForm) -> CommandResult<Settings> {
     if form.watch_interval_secs < settings::MIN_WATCH_INTERVAL_SECS
-        || form.watch_interval_secs > 24 * 3600
+        || form.watch_interval_secs > settings::MAX_WATCH_INTERVAL_SECS
     {
         return Err(CommandError::Invalid(format!(
             "the watch interval must be between {} seconds and 24 hours",

@@ -216,6 +216,7 @@ export function settingsFixture(): SettingsView {
     },
     notificationsPausedUntil: null,
     minIntervalSecs: 10,
+    maxIntervalSecs: 86400,
     maxGraceSecs: 600,
     autostartFile: '/home/ada/.config/autostart/fabric-tray.desktop',
     autostartPresent: false,

@@ -268,7 +268,7 @@ needsYouGraceSecs: number,
  */
 longTurnMinutes: number | null, };
 
-export type SettingsView = { path: string, form: SettingsForm, notificationsPausedUntil: string | null, minIntervalSecs: number, 
+export type SettingsView = { path: string, form: SettingsForm, notificationsPausedUntil: string | null, minIntervalSecs: number, maxIntervalSecs: number, 
 /**
  * The longest grace that can be set, in seconds.
  */

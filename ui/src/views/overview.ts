@@ -6,7 +6,16 @@
 // did, or where the session is when it could not, is said in the line under the table.
 
 import { badge, h, patchChildren, setText, when } from '../dom';
-import type { FocusView, SessionState, SessionStatus, StatusView, TurnChanges } from '../types';
+import {
+  BOARD_STATE_LABELS,
+  DOWN_REASON_LABELS,
+  FABRIC_STATE_LABELS,
+  HOST_LABELS,
+  SESSION_HOOKS_LABELS,
+  SESSION_STATE_LABELS,
+  WAIT_REASON_LABELS,
+} from '../labels';
+import type { FocusView, HostId, SessionStatus, StatusView, TurnChanges } from '../types';
 
 /** The line saying what the last "Go to" did; kept across re-renders. */
 let focusNote = '';
@@ -44,10 +53,8 @@ function showFocusNote(root: HTMLElement, text: string): void {
   if (note) setText(note, text);
 }
 
-const HOST_NAMES: Record<string, string> = { claude: 'Claude Code', codex: 'Codex', kimi: 'Kimi Code' };
-
-export function hostName(host: string): string {
-  return HOST_NAMES[host] ?? host;
+export function hostName(host: HostId): string {
+  return HOST_LABELS[host];
 }
 
 function fabricCard(view: StatusView): HTMLElement {
@@ -56,7 +63,7 @@ function fabricCard(view: StatusView): HTMLElement {
     return h(
       'section',
       { class: 'card', 'aria-labelledby': 'fabric-h' },
-      h('h2', { id: 'fabric-h' }, 'Fabric ', badge('running', 'good')),
+      h('h2', { id: 'fabric-h' }, 'Fabric ', badge(FABRIC_STATE_LABELS.running, 'good', 'running')),
       h(
         'dl',
         {},
@@ -72,8 +79,8 @@ function fabricCard(view: StatusView): HTMLElement {
   return h(
     'section',
     { class: 'card', 'aria-labelledby': 'fabric-h' },
-    h('h2', { id: 'fabric-h' }, 'Fabric ', badge('down', 'bad')),
-    h('p', { 'data-fact': 'down-reason' }, f.downReason ?? 'Fabric is not running.'),
+    h('h2', { id: 'fabric-h' }, 'Fabric ', badge(FABRIC_STATE_LABELS.down, 'bad', 'down')),
+    h('p', { 'data-fact': 'down-reason' }, f.downReason ? DOWN_REASON_LABELS[f.downReason] : 'Fabric is not running.'),
     h('p', { class: 'hint' }, 'Start the Fabric app. The hooks stay quiet until it runs; nothing is lost.'),
   );
 }
@@ -89,7 +96,12 @@ function hooksCard(view: StatusView): HTMLElement {
   return h(
     'section',
     { class: 'card', 'aria-labelledby': 'hooks-h' },
-    h('h2', { id: 'hooks-h' }, 'Session hooks ', badge(s.sessionHooks, active ? 'good' : 'warn')),
+    h(
+      'h2',
+      { id: 'hooks-h' },
+      'Session hooks ',
+      badge(SESSION_HOOKS_LABELS[s.sessionHooks], active ? 'good' : 'warn', s.sessionHooks),
+    ),
     h('p', { 'data-fact': 'hooks-why' }, why),
     h(
       'p',
@@ -113,7 +125,7 @@ function boardCell(session: SessionStatus): HTMLElement {
   return h(
     'td',
     { 'data-col': 'board' },
-    badge(b.state, tone),
+    badge(BOARD_STATE_LABELS[b.state], tone, b.state),
     ' ',
     h('strong', { 'data-col': 'unread', class: b.unread > 0 ? 'unread' : '' }, `${b.unread} unread`),
   );
@@ -131,20 +143,21 @@ export function waited(iso: string | undefined, now: Date = new Date()): string 
   return `${Math.floor(secs / 86400)} d`;
 }
 
-const STATE_WORDS: Record<SessionState, [string, 'good' | 'warn' | 'bad' | 'neutral']> = {
-  idle: ['idle', 'neutral'],
-  working: ['working', 'good'],
-  'needs-you': ['needs you', 'warn'],
-  finished: ['finished', 'neutral'],
-  failed: ['failed', 'bad'],
+const STATE_TONES: Record<SessionStatus['state'], 'good' | 'warn' | 'bad' | 'neutral'> = {
+  idle: 'neutral',
+  working: 'good',
+  'needs-you': 'warn',
+  finished: 'neutral',
+  failed: 'bad',
 };
 
 /** The session's state and since when: `needs you` (why, the tool, how long), `working`, … */
 function stateCell(session: SessionStatus): HTMLElement {
-  const [word, tone] = STATE_WORDS[session.state];
+  const word = SESSION_STATE_LABELS[session.state];
+  const tone = STATE_TONES[session.state];
   const detail: string[] = [];
   if (session.state === 'needs-you') {
-    detail.push(session.reason ?? 'permission');
+    detail.push(WAIT_REASON_LABELS[session.reason ?? 'permission']);
     if (session.tool) detail.push(session.tool);
     if (session.subagent) detail.push('a subagent asks');
   }
