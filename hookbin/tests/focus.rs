@@ -138,6 +138,7 @@ impl Desk {
                 host_pid: pid,
                 host_start_ticks: info.start_ticks,
                 cwd: Some(self.home.project()),
+                terminal: Default::default(),
             })
             .unwrap();
     }
@@ -413,6 +414,7 @@ fn without_a_display_focus_says_where_the_session_is() {
         host_pid: pid,
         host_start_ticks: info.start_ticks,
         cwd: Some(home.project()),
+        terminal: Default::default(),
     })
     .unwrap();
     // `program` clears the environment: no DISPLAY, no WAYLAND_DISPLAY.

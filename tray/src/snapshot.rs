@@ -182,6 +182,7 @@ mod tests {
                 host_pid: std::process::id(),
                 host_start_ticks: 0,
                 cwd: None,
+                terminal: Default::default(),
             })
             .unwrap();
         spool

@@ -35,5 +35,6 @@ pub mod shell_wrapper;
 pub mod spool;
 pub mod stable_binary;
 pub mod status;
+pub mod terminal_ids;
 pub mod tray_lock;
 pub mod watched;

@@ -30,6 +30,7 @@ use crate::clock;
 use crate::fsutil::{self, PRIVATE_FILE_MODE};
 use crate::host::Host;
 use crate::process;
+use crate::terminal_ids::TerminalIds;
 
 /// Turn entries kept per session.
 pub const MAX_TURNS: usize = 50;
@@ -92,6 +93,9 @@ pub struct SessionRecord {
     /// The session's folder, for the worker's `git` (never logged).
     #[serde(default)]
     pub cwd: Option<PathBuf>,
+    /// The terminal's own ids (tab, pane, window) from the host's environment, for the jump.
+    #[serde(default, skip_serializing_if = "TerminalIds::is_empty")]
+    pub terminal: TerminalIds,
 }
 
 impl SessionRecord {
