@@ -629,13 +629,14 @@ mod tests {
         );
         let refused = FocusView::from(Err(session_focus::FocusError::NotAllowed {
             refusal: session_focus::Refusal::NoDisplay,
-            place: session_focus::Place {
+            place: Box::new(session_focus::Place {
                 project: "p".into(),
                 folder: None,
                 host: Host::Claude,
                 terminal: Some("xterm".into()),
                 tmux: None,
-            },
+                tab: None,
+            }),
         }));
         assert_eq!(
             serde_json::to_value(&refused).unwrap(),

@@ -62,6 +62,9 @@ pub const TERM_SESSION_ID: &str = "TERM_SESSION_ID";
 pub const TERM_PROGRAM: &str = "TERM_PROGRAM";
 pub const TERMINAL_EMULATOR: &str = "TERMINAL_EMULATOR";
 
+/// The desktop of this session (`GNOME`, `KDE`, `ubuntu:GNOME`, …).
+pub const XDG_CURRENT_DESKTOP: &str = "XDG_CURRENT_DESKTOP";
+
 /// Reads a variable as a path, treating an empty value as unset.
 pub fn path_var(name: &str) -> Option<std::path::PathBuf> {
     std::env::var_os(name)

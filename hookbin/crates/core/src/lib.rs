@@ -12,6 +12,7 @@ pub mod autostart;
 pub mod board;
 pub mod clock;
 pub mod config_cache;
+pub mod desktop;
 pub mod detach;
 pub mod env_vars;
 #[cfg(feature = "watch")]

@@ -4,13 +4,9 @@
 //! program with a short deadline. Reads pane and client facts only, never a pane's content.
 
 use std::path::PathBuf;
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::process::Command;
 
 use crate::ancestry::{self, Ancestor};
-
-/// How long one `tmux` command may take.
-const DEADLINE: Duration = Duration::from_secs(2);
 
 /// A pane that runs a session.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -141,31 +137,9 @@ fn current_uid() -> u32 {
 
 /// Runs `tmux -S <socket> <args>` within the deadline; its stdout when it succeeded.
 fn tmux(socket: &std::path::Path, args: &[&str]) -> Option<String> {
-    let mut child = Command::new("tmux")
-        .arg("-S")
-        .arg(socket)
-        .args(args)
-        .env_remove("TMUX")
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .ok()?;
-    let deadline = Instant::now() + DEADLINE;
-    let status = loop {
-        match child.try_wait() {
-            Ok(Some(status)) => break status,
-            Ok(None) if Instant::now() < deadline => std::thread::sleep(Duration::from_millis(5)),
-            _ => {
-                let _ = child.kill();
-                let _ = child.wait();
-                return None;
-            }
-        }
-    };
-    let mut out = String::new();
-    std::io::Read::read_to_string(child.stdout.as_mut()?, &mut out).ok()?;
-    status.success().then_some(out)
+    let mut command = Command::new("tmux");
+    command.arg("-S").arg(socket).args(args).env_remove("TMUX");
+    crate::command::output(command)
 }
 
 /// The tmux pane among the session's ancestors, if it runs in tmux.
