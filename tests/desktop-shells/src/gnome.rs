@@ -254,13 +254,26 @@ impl GnomeShell {
         });
     }
 
-    /// Activates the window of process `pid` as a click would (test set-up, not the jump).
+    /// Activates the window of process `pid` as a click would (test set-up, not the jump),
+    /// and waits until the focus stays there (mutter may still hand the focus to a window
+    /// that was just mapped).
     pub fn activate_window_of(&self, pid: u32) {
-        self.eval(&format!(
-            "const win = global.display.get_tab_list(imports.gi.Meta.TabList.NORMAL_ALL, null)
-                 .find(w => w.get_pid() === {pid});
-             Main.activateWindow(win); 0"
-        ));
+        for _ in 0..20 {
+            self.eval(&format!(
+                "const win = global.display.get_tab_list(imports.gi.Meta.TabList.NORMAL_ALL, null)
+                     .find(w => w.get_pid() === {pid});
+                 Main.activateWindow(win, global.display.get_current_time_roundtrip()); 0"
+            ));
+            std::thread::sleep(Duration::from_millis(400));
+            let held = (0..3).all(|_| {
+                std::thread::sleep(Duration::from_millis(150));
+                self.focused().is_some_and(|(p, _)| p == pid)
+            });
+            if held {
+                return;
+            }
+        }
+        panic!("the window of process {pid} does not keep the focus");
     }
 
     /// Waits until `window_pid`'s window is there, and says it is.

@@ -154,12 +154,12 @@ impl Session {
             .arg(format!("--config-file={}", config.display()))
             .args(["--nofork", "--print-address"]);
         session.system_bus = session.start_bus("system-bus", system);
-        let mut user = Command::new("dbus-daemon");
-        user.args(["--session", "--nofork", "--print-address"]);
         // The session bus finds its services (dconf, GNOME's notification daemon, …) in the
-        // standard folders, ours first (XDG_DATA_HOME).
-        user.env("XDG_DATA_HOME", session.data_dir())
-            .env("HOME", session.home());
+        // standard folders, ours first (XDG_DATA_HOME), and starts them with the session's
+        // environment (dconf-service must share the shell's runtime folder and config).
+        let mut user = session.command("dbus-daemon");
+        user.args(["--session", "--nofork", "--print-address"])
+            .env_remove("DBUS_SESSION_BUS_ADDRESS");
         session.session_bus = session.start_bus("session-bus", user);
         let address = session.session_bus.clone();
         session.bus = Some(session.block_on(async move {
@@ -334,14 +334,38 @@ impl Session {
         })
     }
 
-    /// Fabric running with session hooks, and `fabric` registered for Claude Code, so the
-    /// real hooks record sessions; the "Fabric" process is a `sleep` of the session.
+    /// Fabric running with session hooks, `fabric` registered for Claude Code and our hooks
+    /// installed in it, so the real hooks record sessions and the tray shows Fabric running;
+    /// the "Fabric" process is a `sleep` of the session.
     pub fn wire_claude_and_fabric(&mut self) {
         std::fs::write(
             self.home().join(".claude.json"),
             r#"{"mcpServers": {"fabric": {"command": "fabric-mcp", "args": ["--runner", "claude-code"]}}}"#,
         )
         .unwrap();
+        // Our hooks installed as a person does: the dry run, then the apply naming its digest.
+        let program = crate::programs::fabric_session();
+        let plan = self
+            .command(&program)
+            .args(["install-host-hooks", "--host", "claude", "--json"])
+            .output()
+            .unwrap();
+        assert!(plan.status.success(), "{plan:?}");
+        let plan: serde_json::Value = serde_json::from_slice(&plan.stdout).unwrap();
+        let digest = plan["digest"].as_str().unwrap().to_string();
+        let apply = self
+            .command(&program)
+            .args([
+                "install-host-hooks",
+                "--host",
+                "claude",
+                "--apply",
+                "--expect-sha256",
+            ])
+            .arg(&digest)
+            .output()
+            .unwrap();
+        assert!(apply.status.success(), "{apply:?}");
         let mut sleeper = self.command("sleep");
         sleeper.arg("100000");
         let fabric = self.spawn("fabric", sleeper);
@@ -394,6 +418,72 @@ impl Session {
         })
     }
 
+    /// Starts the real `fabric-tray` with `settings` (`settings.json`), the dashboard played
+    /// by a stand-in that records each start (see [`Session::dashboard_starts`]); its pid.
+    pub fn start_tray(&mut self, name: &str, settings: &str) -> u32 {
+        std::fs::create_dir_all(self.config_dir().join("fabric-companion")).unwrap();
+        std::fs::write(
+            self.config_dir().join("fabric-companion/settings.json"),
+            settings,
+        )
+        .unwrap();
+        let stand_in = self.home().join("dashboard-stand-in");
+        if !stand_in.exists() {
+            std::fs::write(
+                &stand_in,
+                format!(
+                    "#!/bin/sh\necho \"$$ $*\" >> '{}'\nexec sleep 100000\n",
+                    self.home().join("dashboard.started").display()
+                ),
+            )
+            .unwrap();
+            use std::os::unix::fs::PermissionsExt;
+            std::fs::set_permissions(&stand_in, std::fs::Permissions::from_mode(0o755)).unwrap();
+        }
+        let mut tray = self.command(crate::programs::fabric_tray());
+        tray.env("FABRIC_COMPANION_BIN", &stand_in)
+            .env("FABRIC_SESSION_BIN", crate::programs::fabric_session())
+            .env(
+                "FABRIC_TRAY_LOG",
+                "info,rmcp=warn,notify=warn,fabric_tray=debug,session_focus=debug",
+            );
+        self.spawn(name, tray)
+    }
+
+    /// The dashboard stand-in's starts so far: `(pid, arguments)` each. The stand-ins are
+    /// ended when the session is dropped (they run in the tray's detached sessions: their
+    /// pids are killed one by one).
+    pub fn dashboard_starts(&self) -> Vec<(u32, String)> {
+        std::fs::read_to_string(self.home().join("dashboard.started"))
+            .unwrap_or_default()
+            .lines()
+            .filter_map(|line| {
+                let (pid, args) = line.split_once(' ').unwrap_or((line, ""));
+                Some((pid.parse().ok()?, args.to_string()))
+            })
+            .collect()
+    }
+
+    /// Records a board reading for `session`, as the worker does; the moment it was written
+    /// (microseconds since the epoch, the clock GNOME Shell's probe reads too).
+    pub fn write_board(&self, session: &str, unread: u64) -> i64 {
+        let spool = companion_core::spool::Spool::new(
+            &self.sessions_dir(),
+            &companion_core::spool::SessionId::new(session).unwrap(),
+        );
+        let record = companion_core::spool::BoardRecord::observed_now(
+            unread,
+            companion_core::board::BoardState::Ready,
+        );
+        let written = spool.record_board(&record, false).unwrap();
+        assert_eq!(
+            written,
+            companion_core::spool::BoardWrite::Written,
+            "board of {session}"
+        );
+        now_micros()
+    }
+
     /// `fabric-session focus <session>`: exit status, stdout, stderr.
     pub fn focus(&self, session: &str) -> (Option<i32>, String, String) {
         let out = self
@@ -409,6 +499,14 @@ impl Session {
     }
 }
 
+/// Microseconds since the epoch (GLib's real time, as GNOME Shell's probe stamps events).
+pub fn now_micros() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_micros() as i64)
+        .unwrap_or(0)
+}
+
 fn kill_group(child: &mut Child) {
     // SAFETY: a signal to a process group we started; errors (already gone) ignored.
     unsafe {
@@ -422,6 +520,12 @@ impl Drop for Session {
     fn drop(&mut self) {
         // The test's bus connection first, then everything else, last started first.
         self.bus = None;
+        for (pid, _) in self.dashboard_starts() {
+            // SAFETY: a signal to a stand-in this session's tray started.
+            unsafe {
+                libc::kill(pid as libc::pid_t, libc::SIGKILL);
+            }
+        }
         for mut group in self.groups.drain(..).rev() {
             kill_group(&mut group.child);
         }

@@ -339,7 +339,13 @@ pub fn active_window_pid_on(display: &str) -> Option<u32> {
 /// process's or an ancestor's, or, in tmux, its pane is the one shown by a client whose
 /// terminal is the active window. `None` when none is, or the desktop cannot tell.
 pub fn looked_at(sessions: &[(&str, u32)]) -> Option<String> {
-    looked_at_pid(active_window_pid()?, sessions)
+    let active = active_window_pid();
+    tracing::debug!(
+        ?active,
+        wayland = ancestry::wayland_session(),
+        "the active window's process"
+    );
+    looked_at_pid(active?, sessions)
 }
 
 /// [`looked_at`] on the X display `display`.

@@ -7,7 +7,7 @@
 // a notification, take a screenshot of an area. Every answer is a JSON string.
 /* exported init */
 
-const { Gio, GLib, Meta, Shell } = imports.gi;
+const { Clutter, Gio, GLib, Meta, Shell } = imports.gi;
 const Main = imports.ui.main;
 
 const PATH = '/ai/passioncode/FabricCompanion/TestProbe';
@@ -67,7 +67,10 @@ function menuItemsOf(item) {
         label: m.label ? m.label.get_text() : '',
         sensitive: m.sensitive !== undefined ? m.sensitive : true,
         submenu: m.menu && m.menu !== item.menu
-            ? m.menu._getMenuItems().map(s => (s.label ? s.label.get_text() : '')) : null,
+            ? m.menu._getMenuItems().map(s => ({
+                label: s.label ? s.label.get_text() : '',
+                sensitive: s.sensitive,
+            })) : null,
     }));
 }
 
@@ -98,6 +101,20 @@ function giconInfo(gicon) {
     if (gicon.to_string)
         info.string = gicon.to_string();
     return info;
+}
+
+// A source's icon: its app's, or the one its notifications brought (GNOME's own
+// getIcon() throws for sources without an icon name).
+function sourceIcon(source) {
+    if (source.app)
+        return source.app.get_icon();
+    if (source._gicon)
+        return source._gicon;
+    try {
+        return source.getIcon();
+    } catch (e) {
+        return null;
+    }
 }
 
 class Probe {
@@ -152,15 +169,22 @@ class Probe {
             item.menu.close();
             return json({ ok: false, error: `no item ${label}`, menu: menuItemsOf(item) });
         }
-        entry.activate(null);
+        // As a click ends: the menu item's activation with the button's release event.
+        const event = Clutter.Event.new(Clutter.EventType.BUTTON_RELEASE);
+        event.set_time(global.display.get_current_time_roundtrip());
+        entry.activate(event);
         item.menu.close();
-        return json({ ok: true });
+        return json({
+            ok: true,
+            id: entry._dbusItem ? entry._dbusItem.getId() : null,
+            sensitive: entry.sensitive,
+        });
     }
 
     Notifications() {
         return json(Main.messageTray.getSources().map(source => ({
             title: source.title,
-            icon: giconInfo(source.getIcon ? source.getIcon() : source._gicon),
+            icon: giconInfo(sourceIcon(source)),
             app: source.app ? source.app.get_id() : null,
             notifications: source.notifications.map(n => ({
                 title: n.title,

@@ -50,12 +50,13 @@ pub async fn activate(bus: &zbus::Connection, pids: &[u32]) -> Result<Activated,
 }
 
 pub async fn focused_pid(bus: &zbus::Connection) -> Option<u32> {
-    FocusProxy::new(bus)
-        .await
-        .ok()?
-        .focused_process()
-        .await
-        .ok()
+    match FocusProxy::new(bus).await.ok()?.focused_process().await {
+        Ok(pid) => Some(pid),
+        Err(error) => {
+            tracing::debug!(%error, "GNOME Shell's extension did not say which window is focused");
+            None
+        }
+    }
 }
 
 /// Why the extension did not answer: not installed, or installed and off.

@@ -100,13 +100,15 @@ pub fn raise_first(chain: &[Ancestor]) -> Option<Result<Activated, Refusal>> {
 /// The process owning the focused window, as the compositor says (GNOME Shell with our
 /// extension on, KWin); `None` where it cannot be told.
 pub fn focused_pid() -> Option<u32> {
-    on_session_bus(|bus| async move {
+    let pid = on_session_bus(|bus| async move {
         match which(&bus).await? {
             Compositor::GnomeShell => gnome::focused_pid(&bus).await,
             Compositor::KWin => kwin::focused_pid(&bus).await,
         }
     })
-    .filter(|pid| *pid > 0)
+    .filter(|pid| *pid > 0);
+    tracing::debug!(?pid, "the compositor's focused window");
+    pid
 }
 
 /// The compositor of this session, if we know it (for saying how to allow the jump).
