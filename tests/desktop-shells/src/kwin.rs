@@ -3,7 +3,14 @@
 //! and executing such a file is refused in this kind of container ("Operation not
 //! permitted"), so a plain copy of it runs instead (the same program without the
 //! capability). Read-back: a KWin script (loaded over `org.kde.kwin.Scripting`) calls the
-//! test back on its own connection with what KWin holds (windows, their pids, the active one).
+//! test back on its own connection with what KWin holds (windows, their pids, the active
+//! one); screenshots through KWin's own `org.kde.KWin.ScreenShot2` (its permission check off
+//! for this KWin: `KWIN_SCREENSHOT_NO_PERMISSION_CHECKS`).
+//!
+//! Plasma on top ([`Kwin::start_plasma`]): `kactivitymanagerd`, `kded5` with its
+//! StatusNotifierWatcher module, and `plasmashell` (Debian's plasma-desktop shell package),
+//! whose panel holds the system tray (a StatusNotifierHost) and whose notifications applet
+//! is the notification server.
 
 use std::path::Path;
 use std::time::Duration;
@@ -75,7 +82,8 @@ impl Kwin {
             socket,
         ])
         .env("QT_QPA_PLATFORM", "offscreen")
-        .env("KWIN_COMPOSE", "Q");
+        .env("KWIN_SCREENSHOT_NO_PERMISSION_CHECKS", "1")
+        .env("QT_LOGGING_RULES", "kwin_scripting=true");
         let pid = session.spawn("kwin_wayland", kwin);
         wait_until("KWin on the session bus", WAIT, || {
             session.name_owner("org.kde.KWin")
@@ -108,7 +116,7 @@ impl Kwin {
         let name = format!("fabric-test-{n}");
         let unique = self.bus().unique_name().unwrap().to_string();
         let source = format!(
-            "(function () {{\n const windows = workspace.stackingOrder || (workspace.windowList ? workspace.windowList() : workspace.clientList());\n const activeWindow = () => (workspace.activeWindow !== undefined ? workspace.activeWindow : workspace.activeClient);\n let result = null;\n {body}\n callDBus({unique:?}, {REPLY_PATH:?}, \"ai.passioncode.FabricCompanion.TestReply\", \"done\", JSON.stringify(result));\n}})();\n"
+            "(function () {{\n const windows = workspace.stackingOrder || (workspace.windowList ? workspace.windowList() : workspace.clientList());\n const activeWindow = () => (workspace.activeWindow !== undefined ? workspace.activeWindow : workspace.activeClient);\n let result = null;\n {body}\n callDBus({unique:?}, {REPLY_PATH:?}, \"ai.passioncode.FabricCompanion.TestReply\", \"Done\", JSON.stringify(result));\n}})();\n"
         );
         let file = self.home().join(format!("{name}.js"));
         std::fs::write(&file, source).unwrap();
@@ -199,11 +207,138 @@ impl Kwin {
         ))
     }
 
+    /// Plasma's shell on this KWin: the activity manager, kded's StatusNotifierWatcher and
+    /// plasmashell (its panel's system tray, its notification server). `None` when plasmashell
+    /// did not come up (its log then says why).
+    pub fn start_plasma(&mut self) -> Option<()> {
+        let mut activities = self.command("/usr/lib/x86_64-linux-gnu/libexec/kactivitymanagerd");
+        activities.env("QT_QPA_PLATFORM", "wayland");
+        self.spawn("kactivitymanagerd", activities);
+        wait_until("the activity manager", WAIT, || {
+            self.name_owner("org.kde.ActivityManager")
+        });
+        let mut kded = self.command("kded5");
+        kded.env("QT_QPA_PLATFORM", "wayland");
+        self.spawn("kded5", kded);
+        wait_until("kded", WAIT, || self.name_owner("org.kde.kded5"));
+        let bus = self.bus().clone();
+        self.block_on(async move {
+            bus.call_method(
+                Some("org.kde.kded5"),
+                "/kded",
+                Some("org.kde.kded5"),
+                "loadModule",
+                &("statusnotifierwatcher",),
+            )
+            .await
+            .expect("kded's statusnotifierwatcher module");
+        });
+        wait_until("kded's StatusNotifierWatcher", WAIT, || {
+            self.name_owner("org.kde.StatusNotifierWatcher")
+        });
+        let mut shell = self.command("plasmashell");
+        shell
+            .arg("--no-respawn")
+            .env("QT_QPA_PLATFORM", "wayland")
+            .env("QT_QUICK_BACKEND", "software");
+        self.spawn("plasmashell", shell);
+        let started = std::time::Instant::now();
+        while started.elapsed() < Duration::from_secs(90) {
+            let names = self.bus_names();
+            if names.iter().any(|n| n == "org.freedesktop.Notifications")
+                && names
+                    .iter()
+                    .any(|n| n.starts_with("org.kde.StatusNotifierHost-"))
+            {
+                return Some(());
+            }
+            std::thread::sleep(Duration::from_millis(250));
+        }
+        None
+    }
+
+    /// The names on the session bus.
+    pub fn bus_names(&self) -> Vec<String> {
+        let bus = self.bus().clone();
+        self.block_on(async move {
+            let Ok(dbus) = zbus::fdo::DBusProxy::new(&bus).await else {
+                return Vec::new();
+            };
+            dbus.list_names()
+                .await
+                .unwrap_or_default()
+                .into_iter()
+                .map(|n| n.to_string())
+                .collect()
+        })
+    }
+
+    /// A screenshot of the whole screen by KWin, kept as `<name>.png`; its pixels (RGB).
+    pub fn screenshot(&self, name: &str) -> crate::session::Picture {
+        let (read_end, write_end) = pipe();
+        let reader = std::thread::spawn(move || {
+            let mut bytes = Vec::new();
+            let mut file = std::fs::File::from(read_end);
+            std::io::Read::read_to_end(&mut file, &mut bytes).map(|_| bytes)
+        });
+        let bus = self.bus().clone();
+        let options: std::collections::HashMap<&str, zbus::Variant<'_>> =
+            std::collections::HashMap::new();
+        let reply = self.block_on(async move {
+            bus.call_method(
+                Some("org.kde.KWin"),
+                "/org/kde/KWin/ScreenShot2",
+                Some("org.kde.KWin.ScreenShot2"),
+                "CaptureWorkspace",
+                &(options, zbus::Fd::from(write_end)),
+            )
+            .await
+        });
+        let reply = reply.unwrap_or_else(|e| panic!("KWin's screenshot: {e}"));
+        let info: std::collections::HashMap<String, zbus::OwnedVariant> =
+            reply.body().deserialize().unwrap();
+        let number = |key: &str| -> u32 {
+            info.get(key)
+                .and_then(|v| u32::try_from(v).ok())
+                .unwrap_or_else(|| panic!("KWin's screenshot: no {key} in {info:?}"))
+        };
+        let (width, height, stride) = (number("width"), number("height"), number("stride"));
+        let raw = reader.join().unwrap().expect("the screenshot's pixels");
+        // QImage's 32-bit formats in memory on a little-endian machine: B, G, R, A.
+        let mut rgb = Vec::with_capacity((width * height * 3) as usize);
+        for y in 0..height {
+            let row = &raw[(y * stride) as usize..];
+            for x in 0..width {
+                let px = &row[(x * 4) as usize..(x * 4 + 4) as usize];
+                rgb.extend_from_slice(&[px[2], px[1], px[0]]);
+            }
+        }
+        let picture = crate::session::Picture { width, height, rgb };
+        picture.save(&self.artefacts.join(format!("{name}.png")));
+        picture
+    }
+
     /// Waits for a normal window of process `pid`.
     pub fn wait_for_window(&self, pid: u32) {
         wait_until(&format!("the window of process {pid}"), WAIT, || {
             self.windows().iter().any(|(p, _)| *p == pid).then_some(())
         });
+    }
+}
+
+/// A pipe: its read end and its write end.
+fn pipe() -> (std::os::fd::OwnedFd, std::os::fd::OwnedFd) {
+    use std::os::fd::FromRawFd;
+    let mut fds = [0; 2];
+    // SAFETY: pipe2 fills the two descriptors, which we then own.
+    let done = unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) };
+    assert_eq!(done, 0, "pipe2");
+    // SAFETY: both descriptors were just created and are owned by nothing else.
+    unsafe {
+        (
+            std::os::fd::OwnedFd::from_raw_fd(fds[0]),
+            std::os::fd::OwnedFd::from_raw_fd(fds[1]),
+        )
     }
 }
 

@@ -499,6 +499,67 @@ impl Session {
     }
 }
 
+/// A screenshot's pixels, RGB, row by row.
+pub struct Picture {
+    pub width: u32,
+    pub height: u32,
+    pub rgb: Vec<u8>,
+}
+
+impl Picture {
+    pub fn px(&self, x: u32, y: u32) -> [u8; 3] {
+        let i = ((y * self.width + x) * 3) as usize;
+        [self.rgb[i], self.rgb[i + 1], self.rgb[i + 2]]
+    }
+
+    /// How many pixels of the area `(x, y, w, h)` satisfy `test`.
+    pub fn count(
+        &self,
+        (x, y, w, h): (u32, u32, u32, u32),
+        test: impl Fn([u8; 3]) -> bool,
+    ) -> usize {
+        let mut n = 0;
+        for yy in y..(y + h).min(self.height) {
+            for xx in x..(x + w).min(self.width) {
+                if test(self.px(xx, yy)) {
+                    n += 1;
+                }
+            }
+        }
+        n
+    }
+
+    pub fn save(&self, path: &Path) {
+        let file = std::io::BufWriter::new(std::fs::File::create(path).unwrap());
+        let mut encoder = png::Encoder::new(file, self.width, self.height);
+        encoder.set_color(png::ColorType::Rgb);
+        encoder.set_depth(png::BitDepth::Eight);
+        let mut writer = encoder.write_header().unwrap();
+        writer.write_image_data(&self.rgb).unwrap();
+    }
+
+    pub fn load(path: &Path) -> Picture {
+        let mut decoder = png::Decoder::new(std::fs::File::open(path).unwrap());
+        decoder.set_transformations(png::Transformations::EXPAND | png::Transformations::STRIP_16);
+        let mut reader = decoder.read_info().unwrap();
+        let mut buf = vec![0; reader.output_buffer_size()];
+        let info = reader.next_frame(&mut buf).unwrap();
+        let channels = info.color_type.samples();
+        let mut rgb = Vec::with_capacity((info.width * info.height * 3) as usize);
+        for px in buf[..info.buffer_size()].chunks_exact(channels) {
+            match channels {
+                1 | 2 => rgb.extend_from_slice(&[px[0], px[0], px[0]]),
+                _ => rgb.extend_from_slice(&px[..3]),
+            }
+        }
+        Picture {
+            width: info.width,
+            height: info.height,
+            rgb,
+        }
+    }
+}
+
 /// Microseconds since the epoch (GLib's real time, as GNOME Shell's probe stamps events).
 pub fn now_micros() -> i64 {
     std::time::SystemTime::now()

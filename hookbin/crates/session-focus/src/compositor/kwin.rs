@@ -18,8 +18,11 @@ use crate::Refusal;
     default_path = "/Scripting"
 )]
 trait Scripting {
+    #[zbus(name = "loadScript")]
     fn load_script(&self, file_path: &str, plugin_name: &str) -> zbus::Result<i32>;
+    #[zbus(name = "start")]
     fn start(&self) -> zbus::Result<()>;
+    #[zbus(name = "unloadScript")]
     fn unload_script(&self, plugin_name: &str) -> zbus::Result<bool>;
 }
 
@@ -67,7 +70,7 @@ const SCRIPT: &str = r#"(function () {
         program: found ? String(found.resourceClass) : "",
         active: !!found && active() === found
     };
-    callDBus(__SERVICE__, "__PATH__", "__INTERFACE__", "done", JSON.stringify(result));
+    callDBus(__SERVICE__, "__PATH__", "__INTERFACE__", "Done", JSON.stringify(result));
 })();
 "#;
 
@@ -130,6 +133,10 @@ async fn run_script(bus: &zbus::Connection, pids: Option<&[u32]>) -> Option<Answ
     answer
 }
 
+/// How long KWin has to make the window active when it did not at once (a Wayland window
+/// becomes active once its client takes the focus).
+const VERIFY_FOR: std::time::Duration = std::time::Duration::from_millis(1500);
+
 pub async fn activate(bus: &zbus::Connection, pids: &[u32]) -> Result<Activated, Refusal> {
     match run_script(bus, Some(pids)).await {
         None => Err(Refusal::Refused),
@@ -139,7 +146,17 @@ pub async fn activate(bus: &zbus::Connection, pids: &[u32]) -> Result<Activated,
             program,
             active: true,
         }) => Ok((program, pid)),
-        Some(_) => Err(Refusal::Refused),
+        Some(Answer { pid, program, .. }) => {
+            // Read back until it is active, or refused.
+            let deadline = tokio::time::Instant::now() + VERIFY_FOR;
+            while tokio::time::Instant::now() < deadline {
+                tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+                if focused_pid(bus).await == Some(pid) {
+                    return Ok((program, pid));
+                }
+            }
+            Err(Refusal::Refused)
+        }
     }
 }
 
