@@ -120,7 +120,8 @@ impl Refusal {
             Refusal::GnomeExtensionMissing => {
                 "GNOME Shell lets a program raise another's window only through an extension, \
                  and Fabric Companion's (fabric-companion-focus@passioncode.ai) is not \
-                 installed; it comes with the Linux package"
+                 installed; it comes with the Linux package (installed during this session, \
+                 GNOME Shell sees it after you log out and in)"
             }
             Refusal::GnomeExtensionOff => {
                 "GNOME Shell lets a program raise another's window only through an extension, \
@@ -301,6 +302,30 @@ fn raise(_chain: &[ancestry::Ancestor]) -> Result<(String, u32, u64), Refusal> {
     Err(Refusal::Unsupported)
 }
 
+/// Whether jumping to a session can raise its window on this desktop: `Ok(())`, or why not
+/// (a Wayland desktop without a way: GNOME Shell with our extension missing or off, an
+/// unknown compositor). X11, macOS and Windows say yes (each jump still reads back).
+pub fn jump_support() -> Result<(), Refusal> {
+    #[cfg(all(unix, not(target_os = "macos")))]
+    if ancestry::wayland_session() {
+        return compositor::support();
+    }
+    Ok(())
+}
+
+/// Turns our GNOME Shell extension on, when the person asks for it (the dashboard's button);
+/// whether GNOME Shell took it. Nowhere else does anything turn it on.
+pub fn enable_gnome_jump() -> bool {
+    #[cfg(all(unix, not(target_os = "macos")))]
+    {
+        compositor::enable_gnome_extension()
+    }
+    #[cfg(not(all(unix, not(target_os = "macos"))))]
+    {
+        false
+    }
+}
+
 /// The process owning the active window (Wayland: GNOME Shell with our extension, KWin; X11
 /// with an EWMH window manager, on `$DISPLAY`; Windows' foreground window); `None` elsewhere
 /// or when it cannot be told.
@@ -362,4 +387,18 @@ fn looked_at_pid(active: u32, sessions: &[(&str, u32)]) -> Option<String> {
         let pane = tmux::locate(&chain)?;
         tmux::shown_in(&pane, active).then(|| id.to_string())
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_gnome_refusals_say_how_to_turn_the_extension_on() {
+        let off = Refusal::GnomeExtensionOff.describe();
+        assert!(off.contains(companion_core::desktop::GNOME_FOCUS_ENABLE_COMMAND));
+        let missing = Refusal::GnomeExtensionMissing.describe();
+        assert!(missing.contains(companion_core::desktop::GNOME_FOCUS_EXTENSION));
+        assert!(missing.contains("is not installed"));
+    }
 }

@@ -31,6 +31,7 @@ trait Focus {
 )]
 trait ShellExtensions {
     fn get_extension_info(&self, uuid: &str) -> zbus::Result<HashMap<String, OwnedVariant>>;
+    fn enable_extension(&self, uuid: &str) -> zbus::Result<bool>;
 }
 
 /// GNOME Shell's `ExtensionState.ENABLED`.
@@ -59,25 +60,42 @@ pub async fn focused_pid(bus: &zbus::Connection) -> Option<u32> {
     }
 }
 
-/// Why the extension did not answer: not installed, or installed and off.
-async fn extension_refusal(bus: &zbus::Connection) -> Refusal {
+/// Our extension's state in the shell: `Ok(())` on, else why not (missing or off).
+pub async fn extension_state(bus: &zbus::Connection) -> Result<(), Refusal> {
     let Ok(shell) = ShellExtensionsProxy::new(bus).await else {
-        return Refusal::GnomeExtensionMissing;
+        return Err(Refusal::GnomeExtensionMissing);
     };
     match shell.get_extension_info(EXTENSION_UUID).await {
-        Ok(info) if info.is_empty() => Refusal::GnomeExtensionMissing,
+        Ok(info) if info.is_empty() => Err(Refusal::GnomeExtensionMissing),
         Ok(info) => {
             let state = info
                 .get("state")
                 .and_then(|v| f64::try_from(v).ok())
                 .unwrap_or(0.0);
             if state == STATE_ENABLED {
-                // On, yet it did not answer: the shell refused.
-                Refusal::Refused
+                Ok(())
             } else {
-                Refusal::GnomeExtensionOff
+                Err(Refusal::GnomeExtensionOff)
             }
         }
-        Err(_) => Refusal::GnomeExtensionMissing,
+        Err(_) => Err(Refusal::GnomeExtensionMissing),
     }
+}
+
+/// Turns our extension on (the person asked for it, in the dashboard); whether the shell
+/// took it.
+pub async fn enable_extension(bus: &zbus::Connection) -> bool {
+    match ShellExtensionsProxy::new(bus).await {
+        Ok(shell) => shell
+            .enable_extension(EXTENSION_UUID)
+            .await
+            .unwrap_or(false),
+        Err(_) => false,
+    }
+}
+
+/// Why the extension did not answer: not installed, or installed and off (on, yet silent:
+/// the shell refused).
+async fn extension_refusal(bus: &zbus::Connection) -> Refusal {
+    extension_state(bus).await.err().unwrap_or(Refusal::Refused)
 }

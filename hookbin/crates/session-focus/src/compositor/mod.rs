@@ -18,8 +18,6 @@ use std::time::Duration;
 use crate::Refusal;
 use crate::ancestry::Ancestor;
 
-pub use gnome::EXTENSION_UUID;
-
 /// How long asking the compositor may take in all.
 const DEADLINE: Duration = Duration::from_secs(4);
 
@@ -111,7 +109,21 @@ pub fn focused_pid() -> Option<u32> {
     pid
 }
 
-/// The compositor of this session, if we know it (for saying how to allow the jump).
-pub fn current() -> Option<Compositor> {
-    on_session_bus(|bus| async move { which(&bus).await })
+/// Whether the jump works on this Wayland desktop: `Ok(())`, or why not (GNOME Shell
+/// without our extension on; a compositor we do not know).
+pub fn support() -> Result<(), Refusal> {
+    on_session_bus(|bus| async move {
+        Some(match which(&bus).await {
+            Some(Compositor::GnomeShell) => gnome::extension_state(&bus).await,
+            Some(Compositor::KWin) => Ok(()),
+            None => Err(Refusal::Wayland),
+        })
+    })
+    .unwrap_or(Err(Refusal::Wayland))
+}
+
+/// Turns our GNOME Shell extension on (only ever on the person's request); whether GNOME
+/// Shell took it.
+pub fn enable_gnome_extension() -> bool {
+    on_session_bus(|bus| async move { Some(gnome::enable_extension(&bus).await) }).unwrap_or(false)
 }
