@@ -15,6 +15,7 @@
 //!
 //! Linux only; every test says why it cannot run where it cannot (and fails instead under
 //! `FABRIC_REQUIRE_DESKTOP_TESTS=1`, as `scripts/test.sh` runs them).
+#![cfg(target_os = "linux")]
 
 pub mod gnome;
 pub mod kwin;

@@ -4,6 +4,7 @@
 //! `fabric-session focus` brings the right window to the front, on its workspace, read back
 //! from the shell itself (the probe's focused window); a gone session raises nothing;
 //! with the extension off, exit 4, how to turn it on, and where the session is.
+#![cfg(target_os = "linux")]
 
 use desktop_shells::gnome::{self, FOCUS, GnomeShell};
 use desktop_shells::{WAIT, require, terminal, wait_until};

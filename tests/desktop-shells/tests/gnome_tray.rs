@@ -14,6 +14,7 @@
 //!   notification and the dashboard, and notifications still work.
 //!
 //! A screenshot of the top bar with our icon is kept in `target/e2e-shots/gnome-tray/`.
+#![cfg(target_os = "linux")]
 
 use std::time::{Duration, Instant};
 

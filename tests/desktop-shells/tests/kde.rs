@@ -7,6 +7,7 @@
 //! What cannot run here, said by the tests that would need it: a click (no input device
 //! exists in a headless KWin for a test to press: the item's menu and a notification's
 //! action stay unclicked on KDE).
+#![cfg(target_os = "linux")]
 
 use desktop_shells::kwin::{self, Kwin};
 use desktop_shells::{WAIT, cannot_run, wait_until};

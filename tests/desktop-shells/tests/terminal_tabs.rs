@@ -4,6 +4,7 @@
 //! another window (foot) in front. The session-start hook recorded each tab's kitty ids from
 //! its own environment; `fabric-session focus` makes kitty show the session's tab and brings
 //! kitty's window to the front, read back from kitty (`kitty @ ls`) and the shell.
+#![cfg(target_os = "linux")]
 
 use desktop_shells::gnome::{self, FOCUS, GnomeShell};
 use desktop_shells::{WAIT, require, terminal, wait_until};
