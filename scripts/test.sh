@@ -13,11 +13,11 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 # ---- system packages (installed only when missing) ---------------------------------------
+. scripts/packages.sh
 packages=(
-  git pkg-config build-essential dpkg-dev libssl-dev
-  libwebkit2gtk-4.1-dev libgtk-3-dev librsvg2-dev libayatana-appindicator3-dev libxdo-dev
+  "${BUILD_PACKAGES[@]}"
   xvfb xauth x11-utils xdotool imagemagick dbus dbus-x11 dunst trayer webkit2gtk-driver chromium
-  python3 fish zsh
+  fish zsh
   openbox xterm tmux
   haskell-status-notifier-item-utils haskell-gtk-sni-tray-utils
   # the desktop shells, headless (tests/desktop-shells): GNOME Shell 43, its AppIndicator
@@ -27,7 +27,6 @@ packages=(
   kwin-wayland qtwayland5 plasma-workspace plasma-desktop kactivitymanagerd qdbus-qt5
   foot kitty konsole
 )
-. scripts/packages.sh
 ensure_packages "${packages[@]}"
 rustup component add rustfmt clippy >/dev/null 2>&1 || true
 export PATH="$HOME/.cargo/bin:$PATH"

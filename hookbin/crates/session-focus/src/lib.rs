@@ -33,7 +33,6 @@ use companion_core::host::Host;
 use companion_core::spool::{SessionId, Spool};
 
 pub mod ancestry;
-mod command;
 #[cfg(all(unix, not(target_os = "macos")))]
 pub mod compositor;
 #[cfg(target_os = "macos")]

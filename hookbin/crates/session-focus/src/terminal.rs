@@ -10,10 +10,15 @@
 //! - Windows Terminal, VS Code, JetBrains IDEs and Apple Terminal offer no way to pick a tab
 //!   from outside: the window is raised and [`Tab::NotSelectable`] says which tab it is.
 //!
-//! Only ids go to the terminal; nothing is read from it.
+//! Only ids go to the terminal; nothing is read from it. A terminal's command-line client is
+//! run through the core's [`process_group::output`] (bounded in time and output; past
+//! either it and anything it started are killed and reaped).
 
 use std::fmt;
+use std::process::Command;
+use std::time::Duration;
 
+use companion_core::process_group;
 use companion_core::terminal_ids::{Editor, KittyWindow, TerminalIds, WeztermPane};
 
 use crate::ancestry::Ancestor;
@@ -32,6 +37,28 @@ impl fmt::Display for Tab {
         match self {
             Tab::Selected(tab) => write!(f, "{tab} selected"),
             Tab::NotSelectable { tab, why } => write!(f, "{tab} (not selected: {why})"),
+        }
+    }
+}
+
+/// How long a terminal's client may take.
+const DEADLINE: Duration = Duration::from_secs(2);
+/// The most a terminal's client may print (we read nothing of it but success).
+const OUTPUT_LIMIT: u64 = 64 * 1024;
+
+/// Runs a terminal's client; its output when it succeeded in time.
+fn run(program: &str, args: &[&str], env: &[(&str, &str)]) -> Option<String> {
+    let mut command = Command::new(program);
+    command.args(args);
+    for (key, value) in env {
+        command.env(key, value);
+    }
+    match process_group::output(&mut command, DEADLINE, OUTPUT_LIMIT) {
+        Ok(out) if out.status.success() => Some(String::from_utf8_lossy(&out.stdout).into_owned()),
+        Ok(_) => None,
+        Err(error) => {
+            tracing::debug!(%error, program, "a terminal's client");
+            None
         }
     }
 }
@@ -136,9 +163,9 @@ fn kitty(window: &KittyWindow) -> Tab {
         };
     };
     let matched = format!("id:{}", window.window_id);
-    let done = crate::command::run(
+    let done = run(
         "kitty",
-        ["@", "--to", socket, "focus-window", "--match", &matched],
+        &["@", "--to", socket, "focus-window", "--match", &matched],
         &[],
     );
     match done {
@@ -158,7 +185,7 @@ fn wezterm(pane: &WeztermPane) -> Tab {
         .as_deref()
         .map(|s| vec![("WEZTERM_UNIX_SOCKET", s)])
         .unwrap_or_default();
-    match crate::command::run("wezterm", ["cli", "activate-pane", "--pane-id", &id], &env) {
+    match run("wezterm", &["cli", "activate-pane", "--pane-id", &id], &env) {
         Some(_) => Tab::Selected(tab),
         None => Tab::NotSelectable {
             tab,
@@ -179,9 +206,7 @@ fn iterm2(session: &str) -> Tab {
              select w\n     select t\n     select s\n     return \"ok\"\n    end if\n   end repeat\n  \
              end repeat\n end repeat\nend tell"
         );
-        if crate::command::run("osascript", ["-e", &script], &[])
-            .is_some_and(|out| out.trim() == "ok")
-        {
+        if run("osascript", &["-e", &script], &[]).is_some_and(|out| out.trim() == "ok") {
             return Tab::Selected(tab);
         }
         Tab::NotSelectable {

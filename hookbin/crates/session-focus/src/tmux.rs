@@ -1,12 +1,22 @@
 //! tmux: which pane a session's process runs in, selecting that window and pane, and the
 //! client (a terminal) that shows its session. Talks to the session's own tmux server (its
 //! socket, from the process's `TMUX` or the server's command line), through the `tmux`
-//! program with a short deadline. Reads pane and client facts only, never a pane's content.
+//! program, run by [`tmux`] alone: its output read while it runs, bounded in size and time
+//! (the core's [`process_group::output`]: past either limit it and anything it started are
+//! killed and reaped). Reads pane and client facts only, never a pane's content.
 
 use std::path::PathBuf;
 use std::process::Command;
+use std::time::Duration;
+
+use companion_core::process_group;
 
 use crate::ancestry::{self, Ancestor};
+
+/// How long one `tmux` command may take.
+const DEADLINE: Duration = Duration::from_secs(2);
+/// The most one `tmux` command may print (a list of thousands of panes is far less).
+const OUTPUT_LIMIT: u64 = 1024 * 1024;
 
 /// A pane that runs a session.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -135,11 +145,19 @@ fn current_uid() -> u32 {
     }
 }
 
-/// Runs `tmux -S <socket> <args>` within the deadline; its stdout when it succeeded.
+/// Runs `tmux -S <socket> <args>` within [`DEADLINE`] and [`OUTPUT_LIMIT`]; its stdout when
+/// it succeeded. The one place tmux is run.
 fn tmux(socket: &std::path::Path, args: &[&str]) -> Option<String> {
     let mut command = Command::new("tmux");
     command.arg("-S").arg(socket).args(args).env_remove("TMUX");
-    crate::command::output(command)
+    match process_group::output(&mut command, DEADLINE, OUTPUT_LIMIT) {
+        Ok(out) if out.status.success() => String::from_utf8(out.stdout).ok(),
+        Ok(_) => None,
+        Err(error) => {
+            tracing::debug!(%error, "tmux");
+            None
+        }
+    }
 }
 
 /// The tmux pane among the session's ancestors, if it runs in tmux.
