@@ -95,9 +95,15 @@ impl Controller {
             let _ = companion_core::fsutil::create_private_dir(dir);
         }
         let refresh = Arc::clone(&send);
-        file_watch::spawn(watched::watched_folders(&paths), move |_changes| {
-            refresh(UserEvent::Refresh);
-        })?;
+        // A short quiet time: the icon's count follows a board change within ~100 ms (the
+        // reader coalesces the rest of a burst into one more read).
+        file_watch::spawn_with(
+            watched::watched_folders(&paths),
+            file_watch::PROMPT_DEBOUNCE,
+            move |_changes| {
+                refresh(UserEvent::Refresh);
+            },
+        )?;
         let interval = Duration::from_secs(
             settings::load(&settings::settings_path(&paths)).effective_interval_secs(),
         );
