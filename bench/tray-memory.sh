@@ -140,7 +140,7 @@ desktop() {
     if [[ $kind == sni ]]; then
       dbus-send --session --print-reply --dest=org.kde.StatusNotifierWatcher /StatusNotifierWatcher \
         org.freedesktop.DBus.Properties.Get string:org.kde.StatusNotifierWatcher \
-        string:RegisteredStatusNotifierItems 2>/dev/null | grep -q "StatusNotifierItem-$tray_pid-" && shown=1
+        string:RegisteredStatusNotifierItems 2>/dev/null | grep -q 'string ":[0-9.]*[/@"]' && shown=1
     else
       xwininfo -root -tree | grep -q 'tray-icon tray app fabric-tray' && shown=1
     fi

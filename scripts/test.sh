@@ -4,7 +4,9 @@
 # from here), and runs every test: the hooks' and installer's
 # integration tests, watch-mail, jumping to a session (`focus`, under Xvfb with openbox, xterm
 # and tmux), the tray (under Xvfb with dunst, and trayer or a real StatusNotifierItem host:
-# status-notifier-watcher with gtk-sni-tray-standalone), the dashboard's
+# status-notifier-watcher with gtk-sni-tray-standalone), the real desktop shells headless
+# (tests/desktop-shells: GNOME Shell with its AppIndicator extension, KWin with Plasma's tray
+# and notifications, foot, kitty and konsole), the dashboard's
 # unit, browser (Debian's Chromium) and end-to-end tests (the real WebKit webview through
 # tauri-driver), the real agent hosts, and the Linux package installed and removed.
 set -euo pipefail
@@ -18,6 +20,12 @@ packages=(
   fish zsh
   openbox xterm tmux strace
   haskell-status-notifier-item-utils haskell-gtk-sni-tray-utils
+  # the desktop shells, headless (tests/desktop-shells): GNOME Shell 43, its AppIndicator
+  # extension and its notification daemon (gjs); KWin with Qt's Wayland platform, Plasma's
+  # shell and tray (plasma-desktop, plasma-workspace's kded module); real terminals
+  gnome-shell gnome-shell-extension-appindicator gjs libglib2.0-bin
+  kwin-wayland qtwayland5 plasma-workspace plasma-desktop kactivitymanagerd qdbus-qt5
+  foot kitty konsole
 )
 ensure_packages "${packages[@]}"
 rustup component add rustfmt clippy >/dev/null 2>&1 || true
@@ -49,8 +57,21 @@ echo "== cargo test"
 # above). Here a desktop test may never skip itself: FABRIC_REQUIRE_DESKTOP_TESTS=1 turns "no
 # virtual desktop" (or no dashboard) into a failure. The dashboard's page types must be what the Rust types give (a
 # test of fabric-companion compares ui/src/types.ts with them).
+cargo test --workspace --locked --no-run
+# The real desktop shells (tests/desktop-shells: GNOME Shell, KWin and Plasma, headless) run
+# beside the rest: each test has its own buses, compositor and folders. Their log is kept.
+shells_log="$target_dir/desktop-shells-tests.log"
+FABRIC_REQUIRE_DESKTOP_TESTS=1 cargo test --locked -p desktop-shells -- --nocapture >"$shells_log" 2>&1 &
+shells_pid=$!
 FABRIC_REQUIRE_DESKTOP_TESTS=1 FABRIC_E2E_COMPANION="$target_dir/debug/fabric-companion" \
-  cargo test --workspace --locked
+  cargo test --workspace --locked --exclude desktop-shells
+echo "== the desktop shells (tests/desktop-shells; log: $shells_log)"
+if ! wait "$shells_pid"; then
+  cat "$shells_log"
+  echo "the desktop shells' tests failed" >&2
+  exit 1
+fi
+grep -E "^(GNOME Shell|NOT RUN|test result)" "$shells_log" || true
 
 # ---- browser and end-to-end ---------------------------------------------------------------
 echo "== ui: browser tests (Chromium, IPC mocked)"

@@ -44,6 +44,7 @@ use companion_core::registration;
 use companion_core::services;
 use companion_core::session_state::{SessionState, StateRecord};
 use companion_core::spool::{self, EndRecord, SessionId, SessionRecord, Spool};
+use companion_core::terminal_ids::TerminalIds;
 
 /// A hook event on our command line.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -381,6 +382,8 @@ fn record_session(paths: &Paths, host: Host, input: &HookInput, session: &Sessio
         host_pid: host_process.as_ref().map(|p| p.pid).unwrap_or(0),
         host_start_ticks: host_process.as_ref().map(|p| p.start_ticks).unwrap_or(0),
         cwd: input.project_dir().map(std::path::Path::to_path_buf),
+        // Only the terminal's ids, from our environment (no process is asked).
+        terminal: TerminalIds::from_env(),
     };
     let _ = Spool::new(&paths.sessions_dir(), session).write_session(&record);
 }

@@ -188,6 +188,7 @@ fn record(home: &Home, id: &str, pid: u32, host: Host) {
         host_pid: pid,
         host_start_ticks: info.start_ticks,
         cwd: Some(home.project()),
+        terminal: Default::default(),
     })
     .unwrap();
 }

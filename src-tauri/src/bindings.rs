@@ -10,6 +10,7 @@ use crate::commands::{
     Applied, FocusView, HostFile, LogSnapshot, Plan, PlanView, ServicesView, SettingsForm,
     SettingsView, StatusView, TestNotification, TurnChanges,
 };
+use crate::desktop::{DesktopView, JumpView};
 use crate::log_tail::{LogFile, LogLine, LogOutcome, LogUpdate};
 use crate::open_request::{OpenRequest, OpenView};
 use crate::services::{ServiceState, ServiceView};
@@ -80,6 +81,8 @@ fn declarations() -> Vec<String> {
         LogUpdate,
         OpenView,
         OpenRequest,
+        JumpView,
+        DesktopView,
         ServiceState,
         ServiceView,
         ServicesView,

@@ -500,6 +500,27 @@ impl From<Result<session_focus::Raised, session_focus::FocusError>> for FocusVie
     }
 }
 
+/// What this desktop lacks for the tray icon and for the jump (the Overview's notice).
+#[tauri::command]
+pub async fn desktop_support(state: State<'_, AppState>) -> CommandResult<desktop::DesktopView> {
+    let paths = state.paths.clone();
+    tauri::async_runtime::spawn_blocking(move || desktop::desktop_view(&paths))
+        .await
+        .map_err(|e| CommandError::Invalid(e.to_string()))
+}
+
+/// Turns our GNOME Shell extension on: only ever on the person's click ("Turn it on");
+/// what the jump's support is then.
+#[tauri::command]
+pub async fn enable_jump_extension() -> CommandResult<desktop::JumpView> {
+    tauri::async_runtime::spawn_blocking(|| {
+        session_focus::enable_gnome_jump();
+        desktop::jump_view(session_focus::jump_support())
+    })
+    .await
+    .map_err(|e| CommandError::Invalid(e.to_string()))
+}
+
 /// Raises the window a session runs in (the same code as `fabric-session focus` and the
 /// tray's session lines).
 #[tauri::command]
@@ -670,13 +691,14 @@ mod tests {
         );
         let refused = FocusView::from(Err(session_focus::FocusError::NotAllowed {
             refusal: session_focus::Refusal::NoDisplay,
-            place: session_focus::Place {
+            place: Box::new(session_focus::Place {
                 project: "p".into(),
                 folder: None,
                 host: Host::Claude,
                 terminal: Some("xterm".into()),
                 tmux: None,
-            },
+                tab: None,
+            }),
         }));
         assert_eq!(
             serde_json::to_value(&refused).unwrap(),

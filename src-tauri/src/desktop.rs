@@ -1,6 +1,7 @@
 //! The dashboard's dealings with the rest of the desktop: starting the tray when none runs
-//! (detached, never as a child we keep) and the test-notification request the tray answers
-//! (only the tray notifies). Finding programs, the tray's lock and the autostart entry are
+//! (detached, never as a child we keep), the test-notification request the tray answers
+//! (only the tray notifies), and what this desktop needs for the tray icon and the jump
+//! ([`DesktopView`]: GNOME without its AppIndicator extension, our GNOME Shell extension off). Finding programs, the tray's lock and the autostart entry are
 //! the core's (`companion_core::{programs, tray_lock, autostart}`), the same code the tray
 //! runs.
 //!
@@ -65,4 +66,97 @@ pub fn request_test_notification(paths: &Paths) -> std::io::Result<()> {
         format!("{body}\n").as_bytes(),
         companion_core::fsutil::PRIVATE_FILE_MODE,
     )
+}
+
+/// What this desktop lacks for the tray icon and for jumping to a session, said in the
+/// Overview (nothing when nothing is missing).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
+#[serde(rename_all = "camelCase")]
+pub struct DesktopView {
+    /// GNOME without a tray host: what to turn on, and that notifications and the jump work
+    /// without it.
+    pub tray_help: Option<String>,
+    pub jump: JumpView,
+}
+
+/// Whether a session's "Go to" can raise its window here.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
+#[serde(
+    tag = "state",
+    rename_all = "camelCase",
+    rename_all_fields = "camelCase"
+)]
+pub enum JumpView {
+    Works,
+    /// GNOME Shell on Wayland with our extension installed and off: the person may turn it on
+    /// (the button, or the command).
+    GnomeExtensionOff {
+        why: String,
+        command: String,
+    },
+    /// GNOME Shell on Wayland without our extension.
+    GnomeExtensionMissing {
+        why: String,
+    },
+    /// A desktop that offers no way.
+    NotPossible {
+        why: String,
+    },
+}
+
+/// What this desktop lacks (asks the session bus: a moment, never long).
+pub fn desktop_view(paths: &Paths) -> DesktopView {
+    use companion_core::desktop;
+    let tray_help = (desktop::is_gnome() && !desktop::sni_watcher_present()).then(|| {
+        let data_home = paths.data_dir.parent();
+        desktop::gnome_tray_help(desktop::installed_appindicator_extension(data_home))
+    });
+    DesktopView {
+        tray_help,
+        jump: jump_view(session_focus::jump_support()),
+    }
+}
+
+/// The page's view of the jump's support.
+pub fn jump_view(support: Result<(), session_focus::Refusal>) -> JumpView {
+    use session_focus::Refusal;
+    match support {
+        Ok(()) => JumpView::Works,
+        Err(refusal @ Refusal::GnomeExtensionOff) => JumpView::GnomeExtensionOff {
+            why: refusal.describe().to_string(),
+            command: companion_core::desktop::GNOME_FOCUS_ENABLE_COMMAND.to_string(),
+        },
+        Err(refusal @ Refusal::GnomeExtensionMissing) => JumpView::GnomeExtensionMissing {
+            why: refusal.describe().to_string(),
+        },
+        Err(refusal) => JumpView::NotPossible {
+            why: refusal.describe().to_string(),
+        },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use session_focus::Refusal;
+
+    #[test]
+    fn the_jump_view_says_how_to_turn_our_gnome_extension_on() {
+        assert_eq!(jump_view(Ok(())), JumpView::Works);
+        match jump_view(Err(Refusal::GnomeExtensionOff)) {
+            JumpView::GnomeExtensionOff { why, command } => {
+                assert!(why.contains("installed but off"));
+                assert_eq!(command, companion_core::desktop::GNOME_FOCUS_ENABLE_COMMAND);
+            }
+            other => panic!("{other:?}"),
+        }
+        assert!(matches!(
+            jump_view(Err(Refusal::GnomeExtensionMissing)),
+            JumpView::GnomeExtensionMissing { .. }
+        ));
+        let json = serde_json::to_value(jump_view(Err(Refusal::Wayland))).unwrap();
+        assert_eq!(json["state"], "notPossible");
+    }
 }

@@ -80,6 +80,8 @@ pub fn run() {
             commands::send_test_notification,
             commands::take_open_request,
             commands::focus_session,
+            commands::desktop_support,
+            commands::enable_jump_extension,
         ])
         .setup(move |app| {
             watch::start(app.handle().clone(), paths, tail);

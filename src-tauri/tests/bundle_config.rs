@@ -124,6 +124,32 @@ fn linux_bundles_a_deb_and_the_base_config_names_no_sidecar() {
 }
 
 #[test]
+fn the_linux_package_ships_our_gnome_shell_extension_off() {
+    // GNOME Shell on Wayland raises a session's window only through our extension: the
+    // package puts it where GNOME Shell finds system extensions; nothing turns it on (the
+    // person does: the dashboard and `fabric-session focus` say how).
+    let config = bundle_config(Target::Linux);
+    let uuid = companion_core::desktop::GNOME_FOCUS_EXTENSION;
+    let deb = &config.bundle.linux.deb;
+    let source = deb
+        .files
+        .get(&PathBuf::from(format!(
+            "/usr/share/gnome-shell/extensions/{uuid}"
+        )))
+        .expect("the extension in the package");
+    let folder = src_tauri().join(source);
+    let metadata: Value =
+        serde_json::from_str(&std::fs::read_to_string(folder.join("metadata.json")).unwrap())
+            .unwrap();
+    assert_eq!(metadata["uuid"], uuid);
+    assert!(folder.join("extension.js").is_file());
+    assert!(
+        deb.post_install_script.is_none(),
+        "no install script turns it on"
+    );
+}
+
+#[test]
 fn the_app_identifier_is_the_one_the_tray_notifies_under() {
     // Windows drops toasts whose AppUserModelID no shortcut carries; the installers give the
     // Start menu shortcut the bundle identifier, and the tray names the same one.

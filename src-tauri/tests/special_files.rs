@@ -145,6 +145,7 @@ fn populate(paths: &Paths) {
             host_pid: std::process::id(),
             host_start_ticks: 0,
             cwd: None,
+            terminal: Default::default(),
         })
         .unwrap();
     spool

@@ -207,6 +207,8 @@ function checkPackageFile() {
     './usr/share/fabric-companion/claude-plugin/hooks/hooks.json',
     './usr/share/fabric-companion/claude-plugin/.claude-plugin/plugin.json',
     './usr/share/fabric-companion/claude-plugin/.claude-plugin/marketplace.json',
+    './usr/share/gnome-shell/extensions/fabric-companion-focus@passioncode.ai/metadata.json',
+    './usr/share/gnome-shell/extensions/fabric-companion-focus@passioncode.ai/extension.js',
     './usr/share/doc/fabric-companion/copyright',
     './usr/share/doc/fabric-companion/LICENSE-MIT',
     './usr/share/doc/fabric-companion/LICENSE-APACHE',

@@ -47,6 +47,8 @@ pub enum UserEvent {
     },
     /// The start-up check found no tray host on this desktop.
     NoTrayHost,
+    /// The start-up check found a tray host.
+    TrayHost,
 }
 
 /// How events reach the controller's thread (the shell's event loop or channel).
@@ -96,9 +98,15 @@ impl Controller {
             let _ = companion_core::fsutil::create_private_dir(dir);
         }
         let refresh = Arc::clone(&send);
-        file_watch::spawn(watched::watched_folders(&paths), move |_changes| {
-            refresh(UserEvent::Refresh);
-        })?;
+        // A short quiet time: the icon's count follows a board change within ~100 ms (the
+        // reader coalesces the rest of a burst into one more read).
+        file_watch::spawn_with(
+            watched::watched_folders(&paths),
+            file_watch::PROMPT_DEBOUNCE,
+            move |_changes| {
+                refresh(UserEvent::Refresh);
+            },
+        )?;
         let interval = Duration::from_secs(
             settings::load(&settings::settings_path(&paths)).effective_interval_secs(),
         );
@@ -151,6 +159,10 @@ impl Controller {
                 from_notification,
             } => self.focused(result, from_notification),
             UserEvent::NoTrayHost => self.no_tray_host(),
+            UserEvent::TrayHost => {
+                // The icon shows: should the host go away again, say so again.
+                let _ = std::fs::remove_file(self.paths.told_no_tray());
+            }
             UserEvent::Menu(id) if !self.offered(&id) => {
                 tracing::info!("a menu item that is no longer in the menu; nothing done");
             }
@@ -166,13 +178,31 @@ impl Controller {
     /// Decides on a reading, and applies the view (first: the icon never waits on a
     /// notification) and the notifications.
     fn refresh(&mut self, reading: Reading) {
+        if reading.looked_at_pending {
+            // The count first; the rest once the desktop said which session is looked at.
+            if let Some(shown) = &self.shown {
+                let icon = model::icon_state(&reading.snapshot);
+                if icon != shown.icon {
+                    let mut view = shown.clone();
+                    view.icon = icon;
+                    self.apply(view);
+                }
+            }
+            return;
+        }
         let Reading {
             snapshot: snap,
             settings,
             fabric_pid,
             now,
+            looked_at_pending: _,
         } = reading;
         let decision = model::decide(&self.model, &snap, now.max(0) as u64);
+        tracing::debug!(
+            looked_at = snap.looked_at.is_some(),
+            notifications = decision.notifications.len(),
+            "decided"
+        );
         self.model = decision.model;
         self.waker.set(decision.wake_at);
         let interval = Duration::from_secs(settings.effective_interval_secs());
@@ -323,14 +353,47 @@ impl Controller {
         }
     }
 
+    /// No tray host: on GNOME (no AppIndicator extension) the person is told once, for
+    /// good, in a notification and the dashboard, what to turn on and that notifications and
+    /// the jump still work; elsewhere the dashboard opens (once a run) instead of an icon.
     fn no_tray_host(&mut self) {
         if self.dashboard_opened_for_no_tray {
             return;
         }
         self.dashboard_opened_for_no_tray = true;
-        tracing::warn!("{}", tray_host::NO_TRAY_HELP);
-        eprintln!("fabric-tray: {}", tray_host::NO_TRAY_HELP);
-        open_dashboard();
+        let data_home = self
+            .paths
+            .data_dir
+            .parent()
+            .map(std::path::Path::to_path_buf);
+        match tray_host::NoTray::detect(data_home.as_deref()) {
+            tray_host::NoTray::Gnome { help } => {
+                tracing::warn!("{help}");
+                let told = self.paths.told_no_tray();
+                if told.exists() {
+                    return;
+                }
+                if let Some(background) = &self.background {
+                    background.send(Command::Notice(
+                        tray_host::NO_TRAY_ON_GNOME.to_string(),
+                        help,
+                    ));
+                }
+                if let Err(error) = companion_core::fsutil::write_atomic(
+                    &told,
+                    b"",
+                    companion_core::fsutil::PRIVATE_FILE_MODE,
+                ) {
+                    tracing::warn!(%error, "cannot keep that the person was told");
+                }
+                open_dashboard();
+            }
+            tray_host::NoTray::Other => {
+                tracing::warn!("{}", tray_host::NO_TRAY_HELP);
+                eprintln!("fabric-tray: {}", tray_host::NO_TRAY_HELP);
+                open_dashboard();
+            }
+        }
     }
 
     /// Ends the tray: the icon goes, the background thread stops (children of looks in
@@ -349,9 +412,11 @@ fn spawn_tray_host_check(send: EventSink) {
         .name("tray-host-check".into())
         .spawn(move || {
             std::thread::sleep(Duration::from_secs(3));
-            if !tray_host::tray_host_present() {
-                send(UserEvent::NoTrayHost);
-            }
+            send(if tray_host::tray_host_present() {
+                UserEvent::TrayHost
+            } else {
+                UserEvent::NoTrayHost
+            });
         });
 }
 

@@ -1395,6 +1395,7 @@ pub(crate) mod tests {
             pid: 10,
             window: 0x40000c,
             tmux: None,
+            tab: None,
         };
         assert_eq!(focus_notice(&Ok(raised), false), None);
         assert_eq!(
@@ -1405,13 +1406,14 @@ pub(crate) mod tests {
         );
         let refused = Err(FocusError::NotAllowed {
             refusal: session_focus::Refusal::Wayland,
-            place: session_focus::Place {
+            place: Box::new(session_focus::Place {
                 project: "proj".into(),
                 folder: Some("/home/p/proj".into()),
                 host: Host::Codex,
                 terminal: None,
                 tmux: Some("work:1.0".into()),
-            },
+                tab: None,
+            }),
         });
         assert_eq!(
             focus_notice(&refused, false).unwrap().1,

@@ -1,9 +1,11 @@
 //! The snapshot reader: one thread that gathers what a refresh needs (the tray's snapshot,
-//! including whether the person is looking at a session, which may ask tmux and the X
-//! server; the settings; Fabric's pid) off the shell's thread, so a slow file system, tmux
-//! or X server never freezes the menu. Requests coalesce: any number of them while a read
-//! runs make one more read. Each reading goes to the controller through the shell's event
-//! channel.
+//! including whether the person is looking at a session, which may ask tmux, the X server or
+//! the Wayland compositor; the settings; Fabric's pid) off the shell's thread, so a slow file
+//! system, tmux or desktop never freezes the menu. Requests coalesce: any number of them
+//! while a read runs make one more read. Each reading goes to the controller through the
+//! shell's event channel; when the desktop must be asked which session is looked at, a
+//! reading without that answer goes first (`looked_at_pending`), so the icon's count never
+//! waits on the desktop.
 
 use std::sync::{Arc, Condvar, Mutex};
 
@@ -22,6 +24,9 @@ pub struct Reading {
     pub fabric_pid: Option<u32>,
     /// When it was read (Unix seconds).
     pub now: i64,
+    /// The desktop is still being asked which session is looked at: only the icon may be
+    /// taken from this reading; the full one follows.
+    pub looked_at_pending: bool,
 }
 
 #[derive(Default)]
@@ -47,7 +52,18 @@ impl Reader {
             .name("snapshot".into())
             .spawn(move || {
                 while wait_for_request(&shared) {
-                    deliver(read(&paths));
+                    let (first, candidates) = read_unlooked(&paths);
+                    if candidates.is_empty() {
+                        deliver(first);
+                    } else {
+                        deliver(Reading {
+                            looked_at_pending: true,
+                            ..first.clone()
+                        });
+                        let mut full = first;
+                        full.snapshot.looked_at = snapshot::looked_at(&candidates);
+                        deliver(full);
+                    }
                 }
             })?;
         Ok(Reader { state })
@@ -82,8 +98,15 @@ fn wait_for_request(state: &(Mutex<State>, Condvar)) -> bool {
 
 /// Reads everything a refresh needs, now.
 pub fn read(paths: &Paths) -> Reading {
+    let (mut reading, candidates) = read_unlooked(paths);
+    reading.snapshot.looked_at = snapshot::looked_at(&candidates);
+    reading
+}
+
+/// Reads everything but which session is looked at; the sessions to ask the desktop about.
+fn read_unlooked(paths: &Paths) -> (Reading, snapshot::Candidates) {
     let now = clock::now_unix();
-    let snapshot = snapshot::read(paths, now);
+    let (snapshot, candidates) = snapshot::read_unlooked(paths, now);
     let settings = settings::load(&settings::settings_path(paths));
     let fabric_pid = match snapshot.fabric {
         FabricLine::Running { .. } => companion_core::hub::read_fabric_state(&paths.hub_json())
@@ -91,12 +114,16 @@ pub fn read(paths: &Paths) -> Reading {
             .map(|hub| hub.pid),
         FabricLine::Down { .. } => None,
     };
-    Reading {
-        snapshot,
-        settings,
-        fabric_pid,
-        now,
-    }
+    (
+        Reading {
+            snapshot,
+            settings,
+            fabric_pid,
+            now,
+            looked_at_pending: false,
+        },
+        candidates,
+    )
 }
 
 #[cfg(test)]

@@ -21,29 +21,44 @@ const LOG_TAIL_BYTES: u64 = 64 * 1024;
 
 /// Gathers the inputs and reduces them.
 pub fn read(paths: &Paths, now: i64) -> Snapshot {
-    let status = status::collect(paths, None);
-    let settings = settings::load(&settings::settings_path(paths));
-    let recent_failure = recent_failure(&paths.hook_log(), now);
-    let mut snapshot = reduce(&status, &settings, recent_failure, now);
-    snapshot.looked_at = looked_at(&status);
+    let (mut snapshot, candidates) = read_unlooked(paths, now);
+    snapshot.looked_at = looked_at(&candidates);
     snapshot
 }
 
-/// The session the person is looking at (its window is the active one), asked of the
-/// desktop only for sessions that could notify (idle, with unread; or needing you).
-fn looked_at(status: &Status) -> Option<String> {
-    let candidates: Vec<(&str, u32)> = status
+/// The sessions that could notify (idle with unread, or needing you): `(id, host pid)` each,
+/// the ones the desktop is asked about.
+pub type Candidates = Vec<(String, u32)>;
+
+/// The snapshot without asking the desktop which session is looked at (`looked_at` is
+/// `None`), and the sessions to ask about.
+pub fn read_unlooked(paths: &Paths, now: i64) -> (Snapshot, Candidates) {
+    let status = status::collect(paths, None);
+    let settings = settings::load(&settings::settings_path(paths));
+    let recent_failure = recent_failure(&paths.hook_log(), now);
+    let snapshot = reduce(&status, &settings, recent_failure, now);
+    let candidates = status
         .sessions
         .iter()
         .filter(|s| {
             s.state == SessionState::NeedsYou
                 || (!s.in_turn && s.board.as_ref().is_some_and(|b| b.unread > 0))
         })
-        .map(|s| (s.id.as_str(), s.host_pid))
+        .map(|s| (s.id.clone(), s.host_pid))
         .collect();
+    (snapshot, candidates)
+}
+
+/// The session the person is looking at (its window is the active one), asked of the
+/// desktop only for sessions that could notify.
+pub fn looked_at(candidates: &Candidates) -> Option<String> {
     if candidates.is_empty() {
         return None;
     }
+    let candidates: Vec<(&str, u32)> = candidates
+        .iter()
+        .map(|(id, pid)| (id.as_str(), *pid))
+        .collect();
     session_focus::looked_at(&candidates)
 }
 
@@ -205,6 +220,7 @@ mod tests {
                 host_pid: std::process::id(),
                 host_start_ticks: 0,
                 cwd: None,
+                terminal: Default::default(),
             })
             .unwrap();
         spool

@@ -2,8 +2,10 @@
 //! StatusNotifierItem host (`org.kde.StatusNotifierWatcher` owned on the session bus) or an
 //! XEmbed tray manager (an owner of the X selection `_NET_SYSTEM_TRAY_S<screen>`).
 //!
-//! The bus is asked with `dbus-send` (no second D-Bus stack in the process); X through Xlib,
-//! loaded at run time by `x11-dl` (already part of the GTK stack).
+//! The bus is asked with `dbus-send` through the core (`companion_core::desktop`; no second
+//! D-Bus stack in the process); X through Xlib, loaded at run time by `x11-dl` (already part
+//! of the GTK stack). On GNOME, where no tray host runs until its AppIndicator extension is
+//! on, the person is told exactly that ([`NoTray`]).
 
 /// What to tell a person who has no tray.
 pub const NO_TRAY_HELP: &str = "No system tray was found (no StatusNotifierWatcher on the \
@@ -12,35 +14,36 @@ the tray icon, install a tray: on GNOME the \"AppIndicator and KStatusNotifierIt
 extension (gnome-shell-extension-appindicator), elsewhere a panel with a system tray or a \
 standalone one such as trayer or stalonetray.";
 
-/// Whether a StatusNotifierWatcher owns its name on the session bus.
-pub fn sni_watcher_present() -> bool {
-    let output = std::process::Command::new("dbus-send")
-        .args([
-            "--session",
-            "--print-reply",
-            "--dest=org.freedesktop.DBus",
-            "/org/freedesktop/DBus",
-            "org.freedesktop.DBus.NameHasOwner",
-            "string:org.kde.StatusNotifierWatcher",
-        ])
-        .stdin(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .output();
-    match output {
-        Ok(out) if out.status.success() => {
-            parse_name_has_owner(&String::from_utf8_lossy(&out.stdout))
+/// Why no tray icon can show here.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum NoTray {
+    /// GNOME without its AppIndicator extension (Debian's default): what to turn on, and
+    /// that notifications and the jump work without it.
+    Gnome { help: String },
+    /// Any other desktop without a tray.
+    Other,
+}
+
+impl NoTray {
+    /// Which case this desktop is (GNOME: which AppIndicator extension is installed, if any).
+    pub fn detect(data_home: Option<&std::path::Path>) -> NoTray {
+        if companion_core::desktop::is_gnome() {
+            let installed = companion_core::desktop::installed_appindicator_extension(data_home);
+            NoTray::Gnome {
+                help: companion_core::desktop::gnome_tray_help(installed),
+            }
+        } else {
+            NoTray::Other
         }
-        _ => false,
     }
 }
 
-/// Reads `dbus-send --print-reply`'s answer to `NameHasOwner`.
-pub fn parse_name_has_owner(reply: &str) -> bool {
-    reply
-        .split_whitespace()
-        .collect::<Vec<_>>()
-        .windows(2)
-        .any(|w| w == ["boolean", "true"])
+/// The summary of the one notification that says GNOME shows no tray icon.
+pub const NO_TRAY_ON_GNOME: &str = "No tray icon on GNOME";
+
+/// Whether a StatusNotifierWatcher owns its name on the session bus.
+pub fn sni_watcher_present() -> bool {
+    companion_core::desktop::sni_watcher_present()
 }
 
 /// Whether an XEmbed tray manager owns `_NET_SYSTEM_TRAY_S<default screen>`.
@@ -76,18 +79,4 @@ pub fn tray_host_present() -> bool {
         return true;
     }
     sni_watcher_present() || xembed_tray_present()
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn name_has_owner_replies() {
-        let yes = "method return time=1.2 sender=org.freedesktop.DBus -> destination=:1.3 serial=3 reply_serial=2\n   boolean true\n";
-        let no = "method return time=1.2 sender=org.freedesktop.DBus -> destination=:1.3 serial=3 reply_serial=2\n   boolean false\n";
-        assert!(parse_name_has_owner(yes));
-        assert!(!parse_name_has_owner(no));
-        assert!(!parse_name_has_owner(""));
-    }
 }

@@ -136,9 +136,39 @@ impl Client {
     }
 }
 
-/// The tray's item name on the bus.
-fn item_name(pid: u32) -> String {
-    format!("org.kde.StatusNotifierItem-{pid}-1")
+/// The tray's item on the bus: the unique name of process `pid`'s connection (the item
+/// registers by its path on that name and owns no well-known one), once it is there.
+fn item_name(client: &Client, pid: u32) -> String {
+    wait_until("the tray's connection on the bus", WAIT, || {
+        tray_connection(client, pid)
+    })
+}
+
+/// The unique name of process `pid`'s connection, if it has one now.
+fn tray_connection(client: &Client, pid: u32) -> Option<String> {
+    let names: Vec<String> = client
+        .call(
+            "org.freedesktop.DBus",
+            "/org/freedesktop/DBus",
+            "org.freedesktop.DBus",
+            "ListNames",
+            &(),
+        )
+        .unwrap_or_default();
+    names
+        .into_iter()
+        .filter(|name| name.starts_with(':'))
+        .find(|name| {
+            client
+                .call::<_, u32>(
+                    "org.freedesktop.DBus",
+                    "/org/freedesktop/DBus",
+                    "org.freedesktop.DBus",
+                    "GetConnectionUnixProcessID",
+                    &(name.as_str(),),
+                )
+                .is_ok_and(|p| p == pid)
+        })
 }
 
 /// Starts the tray with the watch interval at its floor; its log is `fabric-tray.log` in the
@@ -181,7 +211,7 @@ fn start_watcher(desktop: &mut Desktop) -> u32 {
 
 /// The tray's item is on the bus and answers for its menu.
 fn item_answers(client: &Client, pid: u32) -> Option<()> {
-    client.id_of(&item_name(pid), "Quit").map(drop)
+    client.id_of(&item_name(client, pid), "Quit").map(drop)
 }
 
 /// Waits at most `limit` for `pid` to end (a bound on a liveness promise, not a speed
@@ -306,8 +336,8 @@ fn a_silent_watcher_and_notification_server_never_keep_the_icon_away_or_quit_wai
             && asked.iter().any(|a| a.starts_with("notify ")))
         .then_some(())
     });
-    let quit = client.id_of(&item_name(tray), "Quit").unwrap();
-    client.click(&item_name(tray), quit).unwrap();
+    let quit = client.id_of(&item_name(&client, tray), "Quit").unwrap();
+    client.click(&item_name(&client, tray), quit).unwrap();
     assert!(
         ends_within(tray, Duration::from_secs(5)),
         "Quit waited on a silent peer; log:\n{}",
@@ -326,7 +356,7 @@ fn a_click_after_the_menu_changed_runs_what_the_person_saw_or_nothing() {
     let tray = start_tray(&mut desktop);
     let fabric = wire_claude_and_fabric(&desktop);
     let client = Client::new(&desktop.bus);
-    let item = item_name(tray);
+    let item = item_name(&client, tray);
     wait_until("the item's menu", WAIT, || item_answers(&client, tray));
     let project = desktop.home().join("work/alpha");
     std::fs::create_dir_all(&project).unwrap();
@@ -472,7 +502,7 @@ fn a_nul_from_outside_never_cuts_the_tray_off_the_bus() {
     start_watcher(&mut desktop);
     let tray = start_tray(&mut desktop);
     let client = Client::new(&desktop.bus);
-    let item = item_name(tray);
+    let item = item_name(&client, tray);
     wait_until("the item's menu", WAIT, || item_answers(&client, tray));
     let owner = client.owner(&item).unwrap();
     // hub.json's origin comes from outside; this one carries a NUL and an escape.
@@ -528,8 +558,8 @@ fn the_tray_connects_again_when_the_bus_comes_back() {
     desktop.bus = address.clone();
     start_watcher(&mut desktop);
     let tray = start_tray(&mut desktop);
-    let item = item_name(tray);
     let registered = |client: &Client| -> Option<()> {
+        let item = tray_connection(client, tray)?;
         let items: OwnedValue = client
             .call(
                 "org.kde.StatusNotifierWatcher",
@@ -543,7 +573,7 @@ fn the_tray_connects_again_when_the_bus_comes_back() {
             )
             .ok()?;
         let items: Vec<String> = items.try_into().ok()?;
-        items.iter().any(|i| i.contains(&item)).then_some(())
+        items.iter().any(|i| i.starts_with(&item)).then_some(())
     };
     {
         let client = Client::new(&address);
@@ -579,7 +609,7 @@ fn a_flood_of_ids_is_refused_and_the_tray_stays_small() {
     start_watcher(&mut desktop);
     let tray = start_tray(&mut desktop);
     let client = Client::new(&desktop.bus);
-    let item = item_name(tray);
+    let item = item_name(&client, tray);
     wait_until("the item's menu", WAIT, || item_answers(&client, tray));
     let quit = client.id_of(&item, "Quit").unwrap();
     let flood = vec![quit; 4_000_000];
@@ -635,7 +665,7 @@ fn a_huge_watch_interval_never_takes_the_icon_away() {
     let mut host = Host::start(&desktop);
     host.hook(&desktop, "SessionStart", "huge-interval", &project);
     wait_until("the session's line", WAIT, || {
-        client.id_of(&item_name(tray), "alpha ·")
+        client.id_of(&item_name(&client, tray), "alpha ·")
     });
     std::thread::sleep(Duration::from_secs(2));
     assert!(
@@ -682,7 +712,7 @@ fn a_hanging_tmux_never_freezes_the_menu() {
         &[("PATH", &path)],
     );
     let client = Client::new(&desktop.bus);
-    let item = item_name(tray);
+    let item = item_name(&client, tray);
     wait_until("the item's menu", WAIT, || item_answers(&client, tray));
     let fabric = wire_claude_and_fabric(&desktop);
     // A window manager and a terminal in front: the tray asks who the person is looking at.

@@ -106,6 +106,7 @@ fn populate(paths: &Paths, now: i64) {
             host_pid: std::process::id(),
             host_start_ticks: 0,
             cwd: None,
+            terminal: Default::default(),
         })
         .unwrap();
     spool

@@ -64,6 +64,8 @@ mockIPC(
       }
       case 'send_test_notification':
         return { requested: true, trayRunning: true };
+      case 'desktop_support':
+        return { trayHelp: null, jump: { state: 'works' } };
       case 'focus_session':
         return {
           outcome: 'notAllowed',

@@ -4,7 +4,9 @@ import { invoke } from '@tauri-apps/api/core';
 import { listen, type UnlistenFn } from '@tauri-apps/api/event';
 import type {
   Applied,
+  DesktopView,
   FocusView,
+  JumpView,
   HostId,
   LogSnapshot,
   LogUpdate,
@@ -30,6 +32,10 @@ export const api = {
   saveSettings: (form: SettingsForm): Promise<SettingsView> => invoke('save_settings', { form }),
   sendTestNotification: (): Promise<TestNotification> => invoke('send_test_notification'),
   focusSession: (session: string): Promise<FocusView> => invoke('focus_session', { session }),
+  /** What this desktop lacks for the tray icon and the jump. */
+  desktopSupport: (): Promise<DesktopView | null> => invoke('desktop_support'),
+  /** Turns our GNOME Shell extension on: only on the person's click. */
+  enableJumpExtension: (): Promise<JumpView> => invoke('enable_jump_extension'),
   onStateChanged: (handler: (e: StateChanged) => void): Promise<UnlistenFn> =>
     listen<StateChanged>('state-changed', (event) => handler(event.payload)),
   onLogAppended: (handler: (e: LogUpdate) => void): Promise<UnlistenFn> =>

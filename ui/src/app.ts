@@ -7,7 +7,8 @@ import type { OpenRequest } from './types';
 import { h } from './dom';
 import { HooksView } from './views/hooks';
 import { LogView } from './views/log';
-import { renderOverview, wireOverview } from './views/overview';
+import { renderOverview, setDesktop, wireOverview } from './views/overview';
+import type { StatusView } from './types';
 import { renderServices } from './views/services';
 import { SettingsView } from './views/settings';
 
@@ -57,7 +58,6 @@ export function startApp(root: HTMLElement, api: Api): App {
   const panel = (v: ViewName) => panels[VIEWS.indexOf(v)]!;
   const hooks = new HooksView(panel('hooks'), api);
   hooks.bind();
-  wireOverview(panel('overview'), (session) => api.focusSession(session));
   const log = new LogView(panel('log'));
   const settings = new SettingsView(panel('settings'), api);
 
@@ -90,6 +90,23 @@ export function startApp(root: HTMLElement, api: Api): App {
     errorBar.textContent = `Could not read ${what}: ${errorText(error)}`;
   };
 
+  let lastStatus: StatusView | null = null;
+  // What this desktop lacks for the icon and the jump: asked at start, and again after the
+  // person turned our GNOME Shell extension on.
+  const loadDesktop = () =>
+    api.desktopSupport().then(
+      (view) => {
+        setDesktop(view);
+        if (lastStatus) renderOverview(panel('overview'), lastStatus);
+      },
+      () => setDesktop(null),
+    );
+  wireOverview(
+    panel('overview'),
+    (session) => api.focusSession(session),
+    () => api.enableJumpExtension().then(() => loadDesktop(), fail('the GNOME Shell extension')),
+  );
+
   // Two events in quick succession start two reads whose answers may come back in either
   // order: each read draws only if no later read has drawn already, so an older answer
   // never replaces a newer one.
@@ -108,6 +125,7 @@ export function startApp(root: HTMLElement, api: Api): App {
   const loadStatus = latest(
     () => api.getStatus(),
     (view) => {
+      lastStatus = view;
       renderOverview(panel('overview'), view);
       hooks.update(view);
     },
@@ -143,6 +161,7 @@ export function startApp(root: HTMLElement, api: Api): App {
     ]);
     await Promise.all([
       loadStatus(),
+      loadDesktop(),
       api.readLog().then((snapshot) => log.load(snapshot), fail('the log')),
       loadSettings(),
       loadServices(),

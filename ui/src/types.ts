@@ -232,6 +232,15 @@ export type OpenView = "hooks";
 
 export type OpenRequest = { view: OpenView, host: HostId | null, };
 
+export type JumpView = { "state": "works" } | { "state": "gnomeExtensionOff", why: string, command: string, } | { "state": "gnomeExtensionMissing", why: string, } | { "state": "notPossible", why: string, };
+
+export type DesktopView = { 
+/**
+ * GNOME without a tray host: what to turn on, and that notifications and the jump work
+ * without it.
+ */
+trayHelp: string | null, jump: JumpView, };
+
 export type ServiceState = "ready" | "degraded" | "down" | "invalid" | "foreign" | "not-probed";
 
 export type ServiceView = { 

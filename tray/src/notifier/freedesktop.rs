@@ -65,6 +65,39 @@ pub struct Shown<'a> {
     pub click: Option<(&'a str, Option<String>)>,
 }
 
+/// The desktop entry the Linux package installs (`fabric-companion.desktop`): GNOME Shell
+/// and Plasma name and badge our notifications by it where it is installed.
+const DESKTOP_ENTRY: &str = "fabric-companion";
+
+/// The size of the icon sent with each notification.
+const ICON_SIZE: u32 = 64;
+
+/// The hints every notification carries: our desktop entry, and our app icon's pixels
+/// (`image-data`), so the right icon shows even where no icon theme has it (a build from
+/// source).
+fn hints() -> HashMap<&'static str, Variant<'static>> {
+    let icon = crate::icon::render(&crate::model::IconState::default(), ICON_SIZE);
+    let side = ICON_SIZE as i32;
+    let mut hints = HashMap::new();
+    hints.insert("desktop-entry", Variant::from(DESKTOP_ENTRY));
+    let image = zbus::wire::StructureBuilder::new()
+        .add_field(side)
+        .add_field(side)
+        .add_field(side * 4)
+        .add_field(true)
+        .add_field(8i32)
+        .add_field(4i32)
+        .add_field(icon.pixels)
+        .build();
+    match image {
+        Ok(image) => {
+            hints.insert("image-data", Variant::from(image));
+        }
+        Err(error) => tracing::debug!(%error, "no icon with the notification"),
+    }
+    hints
+}
+
 /// The notification client. Lives on the background thread (inside its `LocalSet`).
 pub struct Desktop {
     proxy: Option<NotificationsProxy<'static>>,
@@ -138,7 +171,7 @@ impl Desktop {
                 &safe_text::label(shown.summary),
                 &safe_text::body(shown.body),
                 &actions,
-                HashMap::new(),
+                hints(),
                 -1,
             )
             .await

@@ -1,6 +1,11 @@
 //! The tray item itself as `org.kde.StatusNotifierItem`: the icon's pixels (the count drawn
 //! in, as on every other path), the tooltip, and the pointer to the menu. The host draws the
-//! icon and opens the menu on a click (`ItemIsMenu`).
+//! icon and opens the menu on a click (`ItemIsMenu`). It counts the hosts' reads of its `Id`
+//! (every host reads it to show an item), so the registration can tell an item no host
+//! looked at.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use zbus::object_server::SignalEmitter;
 
@@ -39,6 +44,8 @@ pub struct Item {
     pub icon: Vec<Pixmap>,
     /// The tooltip's text under the title (e.g. the count).
     pub tooltip: String,
+    /// How many times a host read `Id` (shared with the registration task).
+    pub reads: Arc<AtomicU64>,
 }
 
 #[zbus::interface(name = "org.kde.StatusNotifierItem")]
@@ -66,6 +73,7 @@ impl Item {
 
     #[zbus(property)]
     fn id(&self) -> String {
+        self.reads.fetch_add(1, Ordering::Relaxed);
         "fabric-tray".into()
     }
 

@@ -7,8 +7,12 @@
 //! number is never given to another meaning. A host that clicks an item of a menu that has
 //! changed since it was drawn (a session appeared or ended in between) therefore either runs
 //! what the person saw or, when that item is gone, nothing. Each new menu gets a new
-//! revision and a `LayoutUpdated` signal. Every text goes out through [`crate::safe_text`];
-//! lists of ids and events a caller sends are bounded.
+//! revision and a `LayoutUpdated` signal, and the items it keeps whose label, state or kind
+//! changed go out in `ItemsPropertiesUpdated` (hosts such as GNOME's AppIndicator extension
+//! re-read only the layout's shape and take an existing item's properties from that signal:
+//! without it a session line would keep its old count and a re-enabled item stay greyed).
+//! Every text goes out through [`crate::safe_text`]; lists of ids and events a caller sends
+//! are bounded.
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
@@ -269,6 +273,15 @@ impl Layout {
     }
 }
 
+/// What a new menu signals: its revision, and the properties of kept items that changed
+/// (new values) or went (names).
+#[derive(Debug, Default, Clone, PartialEq)]
+pub struct MenuUpdate {
+    pub revision: u32,
+    pub updated: Vec<(i32, HashMap<String, Variant<'static>>)>,
+    pub removed: Vec<(i32, Vec<String>)>,
+}
+
 /// The `com.canonical.dbusmenu` object: the current tree and where clicks go.
 pub struct DbusMenu {
     tree: Tree,
@@ -288,15 +301,44 @@ impl DbusMenu {
         }
     }
 
-    /// Takes a new menu; true when it differs (the caller then signals `LayoutUpdated`).
-    pub fn replace(&mut self, lines: &[MenuLine]) -> bool {
+    /// Takes a new menu; when it differs, what to signal: the new revision (`LayoutUpdated`)
+    /// and the kept items' changed properties (`ItemsPropertiesUpdated`).
+    pub fn replace(&mut self, lines: &[MenuLine]) -> Option<MenuUpdate> {
         let tree = Tree::of(lines, &mut self.ids);
         if tree == self.tree {
-            return false;
+            return None;
+        }
+        let mut update = MenuUpdate::default();
+        for (&id, item) in &tree.items {
+            let Some(old) = self.tree.items.get(&id) else {
+                continue;
+            };
+            if old == item {
+                continue;
+            }
+            let before = self.tree.properties(id, &[]);
+            let after = tree.properties(id, &[]);
+            let changed: HashMap<String, Variant<'static>> = after
+                .iter()
+                .filter(|(name, value)| before.get(*name) != Some(*value))
+                .map(|(name, value)| (name.clone(), value.clone()))
+                .collect();
+            let removed: Vec<String> = before
+                .keys()
+                .filter(|name| !after.contains_key(*name))
+                .cloned()
+                .collect();
+            if !changed.is_empty() {
+                update.updated.push((id, changed));
+            }
+            if !removed.is_empty() {
+                update.removed.push((id, removed));
+            }
         }
         self.tree = tree;
         self.revision = self.revision.wrapping_add(1).max(1);
-        true
+        update.revision = self.revision;
+        Some(update)
     }
 
     pub fn revision(&self) -> u32 {
@@ -457,6 +499,13 @@ impl DbusMenu {
         revision: u32,
         parent: i32,
     ) -> zbus::Result<()>;
+
+    #[zbus(signal)]
+    pub async fn items_properties_updated(
+        emitter: &SignalEmitter<'_>,
+        updated: Vec<(i32, HashMap<String, Variant<'static>>)>,
+        removed: Vec<(i32, Vec<String>)>,
+    ) -> zbus::Result<()>;
 }
 
 #[cfg(test)]
@@ -573,7 +622,7 @@ mod tests {
         let session = drawn.id_of("focus:s-1").unwrap();
         let quit = drawn.id_of("quit").unwrap();
         // Between the host's GetLayout and its Event, a session appears and s-1 ends.
-        assert!(menu.replace(&lines_with(&["s-0", "s-2", "s-3"])));
+        assert!(menu.replace(&lines_with(&["s-0", "s-2", "s-3"])).is_some());
         assert_eq!(menu.revision(), 2);
         assert!(menu.clicked(hook_log, "clicked"));
         assert!(
@@ -627,9 +676,9 @@ mod tests {
     #[test]
     fn a_changed_menu_gets_a_new_revision_and_the_same_one_does_not() {
         let (_, mut menu) = recording();
-        assert!(!menu.replace(&lines_with(&["s-1"])));
+        assert!(menu.replace(&lines_with(&["s-1"])).is_none());
         assert_eq!(menu.revision(), 1);
-        assert!(menu.replace(&lines_with(&[])));
+        assert!(menu.replace(&lines_with(&[])).is_some());
         assert_eq!(menu.revision(), 2);
     }
 
@@ -700,5 +749,40 @@ mod tests {
             vec!["quit".to_string()],
             "pressed once"
         );
+    }
+
+    #[test]
+    fn a_kept_item_whose_label_or_state_changed_is_signalled_with_its_new_properties() {
+        let line = |label: &str, enabled: bool| MenuLine::Item {
+            label: label.into(),
+            action: Action::Resume,
+            enabled,
+        };
+        let session_line = |n: u32| MenuLine::Session {
+            label: format!("alpha · Claude Code · {n} unread"),
+            session: "alpha".into(),
+        };
+        let mut menu = DbusMenu::new(&[session_line(1), line("Resume", false)], Arc::new(|_| {}));
+        let session_id = menu.tree().id_of("focus:alpha").unwrap();
+        let resume_id = menu.tree().id_of("resume").unwrap();
+        let update = menu
+            .replace(&[session_line(3), line("Resume", true)])
+            .expect("a new menu");
+        let props = |id: i32| {
+            update
+                .updated
+                .iter()
+                .find(|(i, _)| *i == id)
+                .map(|(_, p)| p.clone())
+                .unwrap_or_default()
+        };
+        assert_eq!(
+            props(session_id).get("label"),
+            Some(&Variant::from("alpha · Claude Code · 3 unread".to_string()))
+        );
+        assert_eq!(props(session_id).get("enabled"), None, "only what changed");
+        assert_eq!(props(resume_id).get("enabled"), Some(&Variant::from(true)));
+        assert!(update.removed.is_empty());
+        assert_eq!(update.revision, menu.revision());
     }
 }

@@ -7,20 +7,34 @@
 //! connection); the controller runs on the main thread, fed by a channel ([`run_loop`]). The
 //! item is on the bus before any watcher answers; it registers with the watcher in a task of
 //! its own ([`keep_registered`]): at start, again whenever a watcher (re)appears or says it
-//! dropped our item, and after a failed registration with a backoff. Every call waits at most
-//! [`crate::bus::CALL_TIMEOUT`].
+//! dropped our item, after a failed registration, and when, once registered, the watcher
+//! does not list it or no host looked at it (the item is not shown) — each again with a
+//! backoff. Every call waits at most [`crate::bus::CALL_TIMEOUT`].
+//!
+//! The item registers by its object path on our connection's unique name, and owns no
+//! `org.kde.StatusNotifierItem-<pid>-<n>` name. Under a well-known name, GNOME's AppIndicator
+//! extension (v46, Debian 12's) watches that name, and when its own lookup of the name ends
+//! after our answer to its property request, it resets the item's `Id` and `Menu` and then
+//! fails on them ("Argument two may not be null", upstream
+//! ubuntu/gnome-shell-extension-appindicator#386, fixed in v47): the item is never shown.
+//! Registered by path, the extension has no name to watch (and its start-up search finds the
+//! same item under the same id). KDE Plasma, the AppIndicator extension, waybar, XFCE's
+//! plugin and Debian's `status-notifier-watcher` all take a path (libappindicator registers
+//! so). Updates also go out as `PropertiesChanged` with the new pixels, beside the spec's
+//! `NewIcon`: a host that follows properties (the AppIndicator extension) shows the new count
+//! at once instead of after its 100 ms gathering of `New*` signals.
 
 pub mod item;
 pub mod menu;
 
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use companion_core::paths::Paths;
 use futures_util::StreamExt;
 use tokio::sync::watch;
 use zbus::Connection;
-use zbus::names::WellKnownName;
 
 use crate::background::{Background, Command};
 use crate::bus::BusWatch;
@@ -43,6 +57,12 @@ trait StatusNotifierWatcher {
 
     #[zbus(signal)]
     fn status_notifier_item_unregistered(&self, service: &str) -> zbus::Result<()>;
+
+    #[zbus(property)]
+    fn registered_status_notifier_items(&self) -> zbus::Result<Vec<String>>;
+
+    #[zbus(property)]
+    fn is_status_notifier_host_registered(&self) -> zbus::Result<bool>;
 }
 
 /// Runs the tray until Quit: the controller on this thread, fed by a channel.
@@ -79,6 +99,11 @@ impl Surface for ItemSurface {
 pub const REGISTER_RETRY_FIRST: Duration = Duration::from_millis(500);
 /// The longest wait between two registrations.
 pub const REGISTER_RETRY_MAX: Duration = Duration::from_secs(30);
+/// How long after registering the watcher's list and the hosts' reads are looked at.
+pub const VERIFY_AFTER: Duration = Duration::from_millis(1500);
+/// How many registrations in a row may end unshown before we stop trying (until a watcher
+/// appears or drops the item again): no endless timer for a host that never shows items.
+pub const VERIFY_ATTEMPTS: u32 = 6;
 
 /// Where the controller's views go (the latest one wins).
 pub type Views = watch::Sender<Option<TrayView>>;
@@ -167,17 +192,16 @@ impl Sni {
         view: &TrayView,
         on_choice: Arc<dyn Fn(String) + Send + Sync>,
     ) -> zbus::Result<Sni> {
+        let reads = Arc::new(AtomicU64::new(0));
         let item = Item {
             icon: item::pixmaps(&view.icon),
             tooltip: tooltip(view),
+            reads: Arc::clone(&reads),
         };
         bus.object_server().at(ITEM_PATH, item).await?;
         let menu = DbusMenu::new(&view.menu, on_choice);
         bus.object_server().at(MENU_PATH, menu).await?;
-        let name = format!("org.kde.StatusNotifierItem-{}-1", std::process::id());
-        bus.request_name(WellKnownName::try_from(name.clone())?)
-            .await?;
-        let registration = tokio::task::spawn_local(keep_registered(bus.clone(), name));
+        let registration = tokio::task::spawn_local(keep_registered(bus.clone(), reads));
         Ok(Sni {
             bus: bus.clone(),
             icon: view.icon.clone(),
@@ -185,8 +209,9 @@ impl Sni {
         })
     }
 
-    /// Shows `view`: a new icon is drawn and signalled (`NewIcon`, and `NewToolTip`: the
-    /// tooltip says the icon's count), a new menu gets `LayoutUpdated`.
+    /// Shows `view`: a new icon is drawn and signalled (`PropertiesChanged` with the new
+    /// pixels and tooltip, then `NewIcon` and `NewToolTip`: the tooltip says the icon's
+    /// count), a new menu gets `LayoutUpdated`.
     pub async fn show(&mut self, view: &TrayView) -> zbus::Result<()> {
         let server = self.bus.object_server();
         if view.icon != self.icon {
@@ -197,26 +222,83 @@ impl Sni {
                 current.tooltip = tooltip(view);
             }
             self.icon = view.icon.clone();
+            {
+                let current = item.get().await;
+                current.icon_pixmap_changed(item.signal_emitter()).await?;
+                current.tool_tip_changed(item.signal_emitter()).await?;
+            }
             Item::new_icon(item.signal_emitter()).await?;
             Item::new_tool_tip(item.signal_emitter()).await?;
         }
         let menu = server.interface::<_, DbusMenu>(MENU_PATH).await?;
-        let revision = {
-            let mut current = menu.get_mut().await;
-            current.replace(&view.menu).then(|| current.revision())
-        };
-        if let Some(revision) = revision {
-            DbusMenu::layout_updated(menu.signal_emitter(), revision, 0).await?;
+        let update = menu.get_mut().await.replace(&view.menu);
+        if let Some(update) = update {
+            if !update.updated.is_empty() || !update.removed.is_empty() {
+                DbusMenu::items_properties_updated(
+                    menu.signal_emitter(),
+                    update.updated,
+                    update.removed,
+                )
+                .await?;
+            }
+            DbusMenu::layout_updated(menu.signal_emitter(), update.revision, 0).await?;
         }
         Ok(())
     }
 }
 
+/// Whether an entry of a watcher's list (or of its `StatusNotifierItemUnregistered`) names
+/// our item: our unique name, alone or with the item's path (`:1.42`, `:1.42/Status…` as
+/// KDE writes it, `:1.42@/Status…` as GNOME's extension does). Never a prefix match on the
+/// name alone (`:1.4` is not `:1.42`).
+pub fn names_us(entry: &str, unique: &str) -> bool {
+    !unique.is_empty()
+        && entry
+            .strip_prefix(unique)
+            .is_some_and(|rest| rest.is_empty() || rest.starts_with('/') || rest.starts_with('@'))
+}
+
+/// Why a registration did not end with the item shown.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Unshown {
+    /// The watcher took the call but does not list the item.
+    NotListed,
+    /// A host is registered, and none read the item.
+    NotLookedAt,
+}
+
+/// After a registration: whether the watcher lists the item and, where a host is registered,
+/// a host read it (`reads` went past `before`).
+async fn verify(
+    watcher: &StatusNotifierWatcherProxy<'_>,
+    unique: &str,
+    reads: &AtomicU64,
+    before: u64,
+) -> Result<(), Unshown> {
+    tokio::time::sleep(VERIFY_AFTER).await;
+    // A watcher that does not answer these is taken at its word (it took the registration).
+    if let Ok(items) = watcher.registered_status_notifier_items().await
+        && !items.iter().any(|entry| names_us(entry, unique))
+    {
+        return Err(Unshown::NotListed);
+    }
+    let host = watcher
+        .is_status_notifier_host_registered()
+        .await
+        .unwrap_or(false);
+    if host && reads.load(Ordering::Relaxed) == before {
+        return Err(Unshown::NotLookedAt);
+    }
+    Ok(())
+}
+
 /// Keeps the item registered: now, again whenever a watcher appears (a panel started or
-/// restarted), again when the watcher says our item was unregistered, and after a failed
-/// registration (a watcher that is there but refused or never answered) with a backoff.
-/// With no watcher at all it waits for one without a timer.
-async fn keep_registered(bus: Connection, name: String) {
+/// restarted), again when the watcher says our item was unregistered, after a failed
+/// registration (a watcher that is there but refused or never answered), and when a
+/// registration did not end with the item shown ([`verify`]), each with a backoff. With no
+/// watcher at all it waits for one without a timer; after [`VERIFY_ATTEMPTS`] unshown
+/// registrations in a row it waits for the watcher's next move.
+async fn keep_registered(bus: Connection, reads: Arc<AtomicU64>) {
     let (dbus, watcher) = match (
         zbus::fdo::DBusProxy::new(&bus).await,
         StatusNotifierWatcherProxy::builder(&bus)
@@ -247,14 +329,40 @@ async fn keep_registered(bus: Connection, name: String) {
         .unwrap_or_default();
     let mut wait = REGISTER_RETRY_FIRST;
     let mut said = false;
+    let mut unshown = 0u32;
     loop {
-        let retry = match watcher.register_status_notifier_item(&name).await {
-            Ok(()) => {
-                tracing::info!("the tray item is registered with the StatusNotifierWatcher");
-                wait = REGISTER_RETRY_FIRST;
-                said = false;
-                None
-            }
+        let before = reads.load(Ordering::Relaxed);
+        let retry = match watcher.register_status_notifier_item(ITEM_PATH).await {
+            Ok(()) => match verify(&watcher, &unique, &reads, before).await {
+                Ok(()) => {
+                    tracing::info!(
+                        "the tray item is registered with the StatusNotifierWatcher and shown"
+                    );
+                    wait = REGISTER_RETRY_FIRST;
+                    said = false;
+                    unshown = 0;
+                    None
+                }
+                Err(why) => {
+                    unshown += 1;
+                    if unshown > VERIFY_ATTEMPTS {
+                        tracing::warn!(
+                            ?why,
+                            "the tray item is still not shown; waiting for the watcher to change"
+                        );
+                        None
+                    } else {
+                        tracing::info!(
+                            ?why,
+                            attempt = unshown,
+                            "the tray item is not shown; registering again"
+                        );
+                        let retry = wait;
+                        wait = (wait * 2).min(REGISTER_RETRY_MAX);
+                        Some(retry)
+                    }
+                }
+            },
             Err(error) => {
                 let present = dbus
                     .name_has_owner(WATCHER.try_into().expect("a valid bus name"))
@@ -282,6 +390,7 @@ async fn keep_registered(bus: Connection, name: String) {
                     Some(signal) => {
                         if signal.args().is_ok_and(|args| args.new_owner().is_some()) {
                             wait = REGISTER_RETRY_FIRST;
+                            unshown = 0;
                             break;
                         }
                     }
@@ -289,14 +398,14 @@ async fn keep_registered(bus: Connection, name: String) {
                 },
                 signal = unregistered.next() => match signal {
                     Some(signal) => {
-                        let ours = signal.args().is_ok_and(|args| {
-                            args.service.contains(&name)
-                                || (!unique.is_empty() && args.service.contains(&unique))
-                        });
+                        let ours = signal
+                            .args()
+                            .is_ok_and(|args| names_us(args.service, &unique));
                         if ours {
                             tracing::info!("the StatusNotifierWatcher dropped the tray item; registering again");
                             tokio::time::sleep(wait).await;
                             wait = (wait * 2).min(REGISTER_RETRY_MAX);
+                            unshown = 0;
                             break;
                         }
                     }
@@ -323,5 +432,22 @@ fn tooltip(view: &TrayView) -> String {
         format!("A session needs you · {unread}")
     } else {
         unread
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_watchers_entries_that_name_our_item() {
+        let unique = ":1.42";
+        assert!(names_us(":1.42", unique));
+        assert!(names_us(":1.42/StatusNotifierItem", unique));
+        assert!(names_us(":1.42@/StatusNotifierItem", unique));
+        assert!(!names_us(":1.420/StatusNotifierItem", unique));
+        assert!(!names_us(":1.4", unique));
+        assert!(!names_us("org.kde.StatusNotifierItem-42-1", unique));
+        assert!(!names_us(":1.42", ""));
     }
 }

@@ -1,5 +1,7 @@
-// Overview: Fabric's state, whether the session hooks are active, and the live sessions with
-// each one's state and since when (those that need you first).
+// Overview: Fabric's state, whether the session hooks are active, the live sessions with
+// each one's state and since when (those that need you first), and what this desktop lacks
+// for the tray icon (GNOME without its AppIndicator extension) or for "Go to" (GNOME Shell
+// without our extension on: a button turns it on, at the person's click).
 // Rendering patches the view in place (`patchChildren`), so a status event keeps the person's
 // selection and scroll; each session row is keyed by its id. A row's "Go to" raises the
 // window the session runs in (the same code as the tray and `fabric-session focus`); what it
@@ -15,10 +17,63 @@ import {
   SESSION_STATE_LABELS,
   WAIT_REASON_LABELS,
 } from '../labels';
-import type { FocusView, HostId, SessionStatus, StatusView, TurnChanges } from '../types';
+import type { DesktopView, FocusView, HostId, SessionStatus, StatusView, TurnChanges } from '../types';
 
 /** The line saying what the last "Go to" did; kept across re-renders. */
 let focusNote = '';
+
+/** What this desktop lacks (the Rust side's answer); kept across re-renders. */
+let desktop: DesktopView | null = null;
+
+/** Takes the desktop's answer (drawn at the next render). */
+export function setDesktop(view: DesktopView | null | undefined): void {
+  desktop = view ?? null;
+}
+
+/** The notice of what this desktop lacks; `null` when it lacks nothing. */
+export function desktopCard(view: DesktopView | null): HTMLElement | null {
+  if (!view) return null;
+  const lines: HTMLElement[] = [];
+  if (view.trayHelp) lines.push(h('p', { 'data-fact': 'tray-help' }, view.trayHelp));
+  const jump = view.jump;
+  switch (jump.state) {
+    case 'works':
+      break;
+    case 'gnomeExtensionOff':
+      lines.push(
+        h('p', { 'data-fact': 'jump-help' }, `Go to cannot raise windows yet: ${jump.why}.`),
+        h(
+          'p',
+          {},
+          h('button', { type: 'button', 'data-action': 'enable-jump' }, 'Turn on the GNOME Shell extension'),
+          ' ',
+          h(
+            'span',
+            { class: 'hint' },
+            `or run ${jump.command}. It only brings a session's window to the front when you ask for it.`,
+          ),
+        ),
+      );
+      break;
+    case 'gnomeExtensionMissing':
+    case 'notPossible':
+      lines.push(
+        h(
+          'p',
+          { 'data-fact': 'jump-help' },
+          `Go to cannot raise windows here: ${jump.why}. It says where each session is instead.`,
+        ),
+      );
+      break;
+  }
+  if (lines.length === 0) return null;
+  return h(
+    'section',
+    { class: 'card wide', key: 'desktop', 'aria-labelledby': 'desktop-h' },
+    h('h2', { id: 'desktop-h' }, 'This desktop'),
+    ...lines,
+  );
+}
 
 /** One line for a jump's outcome. */
 export function focusText(result: FocusView): string {
@@ -34,9 +89,18 @@ export function focusText(result: FocusView): string {
   }
 }
 
-/** Wires the rows' "Go to" buttons once (delegated: rows are patched in place). */
-export function wireOverview(root: HTMLElement, focus: (session: string) => Promise<FocusView>): void {
+/** Wires the rows' "Go to" buttons and the desktop notice's button once (delegated: the
+ * view is patched in place). */
+export function wireOverview(
+  root: HTMLElement,
+  focus: (session: string) => Promise<FocusView>,
+  enableJump: () => Promise<void> = () => Promise.resolve(),
+): void {
   root.addEventListener('click', (event) => {
+    if ((event.target as HTMLElement).closest('button[data-action="enable-jump"]')) {
+      void enableJump();
+      return;
+    }
     const button = (event.target as HTMLElement).closest('button[data-action="focus"]');
     const session = button?.closest('[data-session]')?.getAttribute('data-session');
     if (!session) return;
@@ -276,6 +340,7 @@ export function renderOverview(root: HTMLElement, view: StatusView): void {
       `${view.status.sessions.length} live session${view.status.sessions.length === 1 ? '' : 's'}, ${totalUnread} unread`,
       view.trayRunning ? '' : ' · the tray is not running',
     ),
+    ...[desktopCard(desktop)].filter((card): card is HTMLElement => card !== null),
     h('div', { class: 'grid' }, fabricCard(view), hooksCard(view)),
     sessionsTable(view),
   ]);

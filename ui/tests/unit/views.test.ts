@@ -1,6 +1,6 @@
 import { beforeEach, describe, expect, it, vi } from 'vitest';
 import { logLine, planFixture, servicesFixture, settingsFixture, statusFixture } from '../../mock/fixtures';
-import { focusText, renderOverview, waited, wireOverview } from '../../src/views/overview';
+import { desktopCard, focusText, renderOverview, setDesktop, waited, wireOverview } from '../../src/views/overview';
 import type { FocusView } from '../../src/types';
 import { HooksView } from '../../src/views/hooks';
 import { LogView, matches, visible } from '../../src/views/log';
@@ -98,6 +98,40 @@ describe('overview', () => {
       'Raised xterm (pid 7, window 0x40000c).',
     );
     expect(focusText({ outcome: 'gone' })).toBe('That session has ended: its process is gone.');
+  });
+
+  it("says what this desktop lacks: GNOME's tray extension, and ours with a button to turn it on", async () => {
+    const enable = vi.fn(async () => {
+      setDesktop({ trayHelp: null, jump: { state: 'works' } });
+      renderOverview(root, statusFixture());
+    });
+    wireOverview(root, vi.fn(), enable);
+    setDesktop({
+      trayHelp:
+        'GNOME shows no tray icons by itself: to see Fabric Companion\'s icon and unread count in the top bar, turn on its "AppIndicator and KStatusNotifierItem Support" extension (in Extensions, or `gnome-extensions enable ubuntu-appindicators@ubuntu.com`), then log out and in. Notifications and jumping to a session work without it.',
+      jump: {
+        state: 'gnomeExtensionOff',
+        why: "GNOME Shell lets a program raise another's window only through an extension, and Fabric Companion's is installed but off",
+        command: 'gnome-extensions enable fabric-companion-focus@passioncode.ai',
+      },
+    });
+    renderOverview(root, statusFixture());
+    expect(root.querySelector('[data-fact="tray-help"]')!.textContent).toContain(
+      'Notifications and jumping to a session work without it',
+    );
+    expect(root.querySelector('[data-fact="jump-help"]')!.textContent).toContain('installed but off');
+    expect(root.textContent).toContain('gnome-extensions enable fabric-companion-focus@passioncode.ai');
+    // Nothing is turned on until the person clicks.
+    expect(enable).not.toHaveBeenCalled();
+    root.querySelector<HTMLButtonElement>('button[data-action="enable-jump"]')!.click();
+    expect(enable).toHaveBeenCalledTimes(1);
+    await vi.waitFor(() => expect(root.querySelector('#desktop-h')).toBeNull());
+    // A desktop that lacks nothing shows no notice.
+    expect(desktopCard({ trayHelp: null, jump: { state: 'works' } })).toBeNull();
+    expect(desktopCard({ trayHelp: null, jump: { state: 'notPossible', why: 'no way here' } })!.textContent).toContain(
+      'It says where each session is instead',
+    );
+    setDesktop(null);
   });
 
   it('says what to do when Fabric is down', () => {

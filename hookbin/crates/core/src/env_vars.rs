@@ -40,6 +40,31 @@ pub const XDG_RUNTIME_DIR: &str = "XDG_RUNTIME_DIR";
 /// `tracing` filter for the worker and the long-running commands (never the hook fast path).
 pub const FABRIC_SESSION_LOG: &str = "FABRIC_SESSION_LOG";
 
+/// The terminal's own ids, read by the session-start hook (`terminal_ids`; only id-shaped
+/// values are kept). tmux's pane of the session (`%N`).
+pub const TMUX_PANE: &str = "TMUX_PANE";
+/// kitty's window id (`N`) and the socket its remote control listens on (`unix:…`).
+pub const KITTY_WINDOW_ID: &str = "KITTY_WINDOW_ID";
+pub const KITTY_LISTEN_ON: &str = "KITTY_LISTEN_ON";
+/// WezTerm's pane id and the socket of its instance.
+pub const WEZTERM_PANE: &str = "WEZTERM_PANE";
+pub const WEZTERM_UNIX_SOCKET: &str = "WEZTERM_UNIX_SOCKET";
+/// Konsole's bus name, window object and tab session object.
+pub const KONSOLE_DBUS_SERVICE: &str = "KONSOLE_DBUS_SERVICE";
+pub const KONSOLE_DBUS_WINDOW: &str = "KONSOLE_DBUS_WINDOW";
+pub const KONSOLE_DBUS_SESSION: &str = "KONSOLE_DBUS_SESSION";
+/// Windows Terminal's, iTerm2's and Apple Terminal's session ids.
+pub const WT_SESSION: &str = "WT_SESSION";
+pub const ITERM_SESSION_ID: &str = "ITERM_SESSION_ID";
+pub const TERM_SESSION_ID: &str = "TERM_SESSION_ID";
+/// The terminal program's name (`vscode` in VS Code's integrated terminal); JetBrains IDEs set
+/// `TERMINAL_EMULATOR` instead. Only these known values are kept.
+pub const TERM_PROGRAM: &str = "TERM_PROGRAM";
+pub const TERMINAL_EMULATOR: &str = "TERMINAL_EMULATOR";
+
+/// The desktop of this session (`GNOME`, `KDE`, `ubuntu:GNOME`, …).
+pub const XDG_CURRENT_DESKTOP: &str = "XDG_CURRENT_DESKTOP";
+
 /// Reads a variable as a path, treating an empty value as unset.
 pub fn path_var(name: &str) -> Option<std::path::PathBuf> {
     std::env::var_os(name)

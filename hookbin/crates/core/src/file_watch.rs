@@ -1,6 +1,7 @@
 //! File events, no polling: the `notify` crate watches the folders of [`crate::watched`]
 //! and turns each burst of changes into one call of `on_change`, once the folders have been
-//! quiet for [`DEBOUNCE`] (at most [`MAX_DELAY`] after the first event). The tray and the
+//! quiet for [`DEBOUNCE`] (the tray: [`PROMPT_DEBOUNCE`]; at most [`MAX_DELAY`] after the
+//! first event). The tray and the
 //! dashboard both use it; the hook binary never links it (the `watch` feature).
 //!
 //! A folder that does not exist yet (Fabric never ran, a host not installed) is waited for by
@@ -23,6 +24,9 @@ use crate::watched::{self, WatchedFolder};
 
 /// Quiet time that ends a burst.
 pub const DEBOUNCE: Duration = Duration::from_millis(100);
+/// The tray's shorter quiet time: the count on its icon follows a board change at once
+/// (its reader coalesces whatever follows in the same burst into one more read).
+pub const PROMPT_DEBOUNCE: Duration = Duration::from_millis(40);
 /// The longest a busy burst delays its call.
 pub const MAX_DELAY: Duration = Duration::from_millis(500);
 
@@ -128,10 +132,19 @@ impl Watches {
     }
 }
 
-/// Starts watching `folders` on a thread of its own; `on_change` is called once per burst.
-/// The watcher lives as long as the process.
+/// Starts watching `folders` on a thread of its own; `on_change` is called once per burst
+/// ([`DEBOUNCE`] of quiet ends one). The watcher lives as long as the process.
 pub fn spawn(
     folders: Vec<WatchedFolder>,
+    on_change: impl FnMut(Changes) + Send + 'static,
+) -> Result<(), WatchError> {
+    spawn_with(folders, DEBOUNCE, on_change)
+}
+
+/// [`spawn`] with another quiet time ending a burst (still at most [`MAX_DELAY`]).
+pub fn spawn_with(
+    folders: Vec<WatchedFolder>,
+    quiet: Duration,
     on_change: impl FnMut(Changes) + Send + 'static,
 ) -> Result<(), WatchError> {
     let (tx, rx) = mpsc::channel::<notify::Result<Event>>();
@@ -146,13 +159,14 @@ pub fn spawn(
     watches.ensure();
     std::thread::Builder::new()
         .name("file-watch".into())
-        .spawn(move || debounce_loop(watches, rx, on_change))?;
+        .spawn(move || debounce_loop(watches, rx, quiet, on_change))?;
     Ok(())
 }
 
 fn debounce_loop(
     mut watches: Watches,
     rx: mpsc::Receiver<notify::Result<Event>>,
+    quiet: Duration,
     mut on_change: impl FnMut(Changes),
 ) {
     // Blocks with no timeout between bursts: an idle program does not wake here.
@@ -167,7 +181,7 @@ fn debounce_loop(
             if left.is_zero() {
                 break;
             }
-            match rx.recv_timeout(DEBOUNCE.min(left)) {
+            match rx.recv_timeout(quiet.min(left)) {
                 Ok(event) => {
                     watches.take(event, &mut changes);
                 }

@@ -12,6 +12,7 @@ pub mod autostart;
 pub mod board;
 pub mod clock;
 pub mod config_cache;
+pub mod desktop;
 pub mod detach;
 pub mod env_vars;
 #[cfg(feature = "watch")]
@@ -38,5 +39,6 @@ pub mod shell_wrapper;
 pub mod spool;
 pub mod stable_binary;
 pub mod status;
+pub mod terminal_ids;
 pub mod tray_lock;
 pub mod watched;

@@ -144,6 +144,12 @@ impl Paths {
         self.cache_dir.join("hooks.log")
     }
 
+    /// The tray's record that it told the person GNOME shows no tray icon without its
+    /// AppIndicator extension (told once; removed when a tray host shows the icon again).
+    pub fn told_no_tray(&self) -> PathBuf {
+        self.cache_dir.join("told-no-tray-on-gnome")
+    }
+
     /// Where the dashboard asks the tray for a test notification (only the tray notifies).
     pub fn test_notification_request(&self) -> PathBuf {
         self.cache_dir

@@ -32,6 +32,7 @@ use crate::fsutil::{self, PRIVATE_FILE_MODE};
 use crate::host::Host;
 use crate::process;
 use crate::session_state::{self, Signal, StateRecord};
+use crate::terminal_ids::TerminalIds;
 
 /// Turn entries kept per session.
 pub const MAX_TURNS: usize = 50;
@@ -94,6 +95,9 @@ pub struct SessionRecord {
     /// The session's folder, for the worker's `git` (never logged).
     #[serde(default)]
     pub cwd: Option<PathBuf>,
+    /// The terminal's own ids (tab, pane, window) from the host's environment, for the jump.
+    #[serde(default, skip_serializing_if = "TerminalIds::is_empty")]
+    pub terminal: TerminalIds,
 }
 
 impl SessionRecord {
@@ -835,6 +839,7 @@ mod tests {
                 host_pid: 1,
                 host_start_ticks: 0,
                 cwd: None,
+                terminal: TerminalIds::default(),
             })
             .unwrap();
         let record = spool.apply_signal(&ask, at).unwrap().unwrap();

@@ -10,15 +10,21 @@
 //! - the first ancestor owning a top-level window (X11: `_NET_WM_PID` or the X-Resource
 //!   extension over `_NET_CLIENT_LIST`) is raised the EWMH way; an editor's integrated
 //!   terminal finds the editor this way;
+//! - on Wayland the compositor raises it: GNOME Shell through our own GNOME Shell extension
+//!   (once the person turned it on), KWin through its scripting interface ([`compositor`]);
 //! - macOS activates the owning application (`NSRunningApplication`); Windows raises the
 //!   owning window (`SetForegroundWindow`, the console host's window for a console);
 //!   both written and compiled for their systems, not run here.
 //!
-//! Where raising is impossible (Wayland, no window manager, a desktop that refuses) the error
-//! carries where the session is ([`Place`]: project folder, host, terminal, tmux target) so
-//! the person can get there. This crate never runs on a hook's path, never prints, and never
-//! reads more of another process than its parent, name, command line and (Linux) the two
-//! tmux variables of its environment.
+//! Before the window is raised, the terminal is asked to show the session's own tab or pane
+//! ([`terminal`]: kitty, WezTerm, Konsole, iTerm2, by the ids the session-start hook
+//! recorded); where a terminal offers no way to, the answer says which tab it is.
+//!
+//! Where raising is impossible (a Wayland desktop without a way, no window manager, a
+//! desktop that refuses) the error carries where the session is ([`Place`]: project folder,
+//! host, terminal, tab, tmux target) so the person can get there. This crate never runs on a
+//! hook's path, never prints, and never reads more of another process than its parent, name,
+//! command line and (Linux) the two tmux variables of its environment.
 
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -27,8 +33,11 @@ use companion_core::host::Host;
 use companion_core::spool::{SessionId, Spool};
 
 pub mod ancestry;
+#[cfg(all(unix, not(target_os = "macos")))]
+pub mod compositor;
 #[cfg(target_os = "macos")]
 mod macos;
+pub mod terminal;
 pub mod tmux;
 #[cfg(windows)]
 mod windows;
@@ -47,6 +56,8 @@ pub struct Place {
     pub terminal: Option<String>,
     /// The tmux pane, `session:window.pane`.
     pub tmux: Option<String>,
+    /// The terminal's tab or pane, when the terminal's ids were recorded.
+    pub tab: Option<terminal::Tab>,
 }
 
 impl fmt::Display for Place {
@@ -66,6 +77,9 @@ impl fmt::Display for Place {
         if let Some(terminal) = &self.terminal {
             write!(f, ", terminal {terminal}")?;
         }
+        if let Some(tab) = &self.tab {
+            write!(f, ", {tab}")?;
+        }
         Ok(())
     }
 }
@@ -73,8 +87,14 @@ impl fmt::Display for Place {
 /// Why the window could not be raised.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Refusal {
-    /// A Wayland session: a program may not raise another's window there.
+    /// A Wayland session: a program may not raise another's window there, and this
+    /// compositor offers us no way.
     Wayland,
+    /// GNOME Shell on Wayland, where only our extension can raise a window, and it is not
+    /// installed.
+    GnomeExtensionMissing,
+    /// GNOME Shell on Wayland, our extension installed but not turned on.
+    GnomeExtensionOff,
     /// No graphical display to talk to (no `DISPLAY`).
     NoDisplay,
     /// The X server has no window manager implementing EWMH's `_NET_ACTIVE_WINDOW`.
@@ -95,6 +115,17 @@ impl Refusal {
         match self {
             Refusal::Wayland => {
                 "this Wayland desktop does not let a program raise another's window"
+            }
+            Refusal::GnomeExtensionMissing => {
+                "GNOME Shell lets a program raise another's window only through an extension, \
+                 and Fabric Companion's (fabric-companion-focus@passioncode.ai) is not \
+                 installed; it comes with the Linux package (installed during this session, \
+                 GNOME Shell sees it after you log out and in)"
+            }
+            Refusal::GnomeExtensionOff => {
+                "GNOME Shell lets a program raise another's window only through an extension, \
+                 and Fabric Companion's is installed but off; to allow it, run `gnome-extensions \
+                 enable fabric-companion-focus@passioncode.ai` (or turn it on in Extensions)"
             }
             Refusal::NoDisplay => "there is no display to raise a window on",
             Refusal::NoWindowManager => {
@@ -120,6 +151,8 @@ pub struct Raised {
     pub window: u64,
     /// The tmux pane selected on the way, `session:window.pane`.
     pub tmux: Option<String>,
+    /// The terminal's tab or pane: selected, or which it is when the terminal cannot be asked.
+    pub tab: Option<terminal::Tab>,
 }
 
 impl fmt::Display for Raised {
@@ -131,6 +164,9 @@ impl fmt::Display for Raised {
         f.write_str(")")?;
         if let Some(tmux) = &self.tmux {
             write!(f, ", tmux pane {tmux}")?;
+        }
+        if let Some(tab) = &self.tab {
+            write!(f, ", {tab}")?;
         }
         Ok(())
     }
@@ -144,7 +180,7 @@ pub enum FocusError {
     #[error("the session's process is gone")]
     ProcessGone,
     #[error("{}; the session is {place}", refusal.describe())]
-    NotAllowed { refusal: Refusal, place: Place },
+    NotAllowed { refusal: Refusal, place: Box<Place> },
 }
 
 impl FocusError {
@@ -173,6 +209,7 @@ pub fn focus(sessions_dir: &Path, id: &str) -> Result<Raised, FocusError> {
         host: record.host,
         terminal: ancestry::terminal_name(&chain),
         tmux: None,
+        tab: None,
     };
     // In tmux the window to raise is the terminal of the client showing the pane.
     let (chain, tmux_target) = match tmux::locate(&chain) {
@@ -188,31 +225,53 @@ pub fn focus(sessions_dir: &Path, id: &str) -> Result<Raised, FocusError> {
                 None => {
                     return Err(FocusError::NotAllowed {
                         refusal: Refusal::NoTmuxClient,
-                        place,
+                        place: Box::new(place),
                     });
                 }
             }
         }
         None => (chain, None),
     };
+    // The terminal's own tab first (outside tmux: inside, the recorded ids are the tmux
+    // server's, not the attached client's), then its window.
+    if tmux_target.is_none() {
+        place.tab = terminal::select(&record.terminal, &chain);
+    }
     match raise(&chain) {
         Ok((program, pid, window)) => Ok(Raised {
             program,
             pid,
             window,
             tmux: tmux_target,
+            tab: place.tab,
         }),
-        Err(refusal) => Err(FocusError::NotAllowed { refusal, place }),
+        Err(refusal) => Err(FocusError::NotAllowed {
+            refusal,
+            place: Box::new(place),
+        }),
     }
 }
 
-/// Raises the window of the first process in `chain` that owns one.
+/// Raises the window of the first process in `chain` that owns one: on Wayland through the
+/// compositor (GNOME Shell with our extension, KWin), else (and for XWayland windows where
+/// the compositor offers no way) the X11 way.
 #[cfg(all(unix, not(target_os = "macos")))]
 fn raise(chain: &[ancestry::Ancestor]) -> Result<(String, u32, u64), Refusal> {
     let wayland = ancestry::wayland_session();
+    let mut compositor_refusal = None;
+    if wayland {
+        match compositor::raise_first(chain) {
+            Some(Ok((program, pid))) => return Ok((program, pid, 0)),
+            // The compositor looked and found no window, or would not: final.
+            Some(Err(refusal @ (Refusal::NoWindow | Refusal::Refused))) => return Err(refusal),
+            Some(Err(refusal)) => compositor_refusal = Some(refusal),
+            None => {}
+        }
+    }
+    let wayland_refusal = compositor_refusal.unwrap_or(Refusal::Wayland);
     if std::env::var_os("DISPLAY").is_none_or(|d| d.is_empty()) {
         return Err(if wayland {
-            Refusal::Wayland
+            wayland_refusal
         } else {
             Refusal::NoDisplay
         });
@@ -221,7 +280,7 @@ fn raise(chain: &[ancestry::Ancestor]) -> Result<(String, u32, u64), Refusal> {
     match result {
         // XWayland: only X11 windows are seen, the compositor decides, and most refuse.
         Err(Refusal::Refused | Refusal::NoWindow | Refusal::NoWindowManager) if wayland => {
-            Err(Refusal::Wayland)
+            Err(wayland_refusal)
         }
         other => other,
     }
@@ -242,8 +301,33 @@ fn raise(_chain: &[ancestry::Ancestor]) -> Result<(String, u32, u64), Refusal> {
     Err(Refusal::Unsupported)
 }
 
-/// The process owning the active window (X11 with an EWMH window manager, on `$DISPLAY`;
-/// Windows' foreground window); `None` elsewhere or when it cannot be told.
+/// Whether jumping to a session can raise its window on this desktop: `Ok(())`, or why not
+/// (a Wayland desktop without a way: GNOME Shell with our extension missing or off, an
+/// unknown compositor). X11, macOS and Windows say yes (each jump still reads back).
+pub fn jump_support() -> Result<(), Refusal> {
+    #[cfg(all(unix, not(target_os = "macos")))]
+    if ancestry::wayland_session() {
+        return compositor::support();
+    }
+    Ok(())
+}
+
+/// Turns our GNOME Shell extension on, when the person asks for it (the dashboard's button);
+/// whether GNOME Shell took it. Nowhere else does anything turn it on.
+pub fn enable_gnome_jump() -> bool {
+    #[cfg(all(unix, not(target_os = "macos")))]
+    {
+        compositor::enable_gnome_extension()
+    }
+    #[cfg(not(all(unix, not(target_os = "macos"))))]
+    {
+        false
+    }
+}
+
+/// The process owning the active window (Wayland: GNOME Shell with our extension, KWin; X11
+/// with an EWMH window manager, on `$DISPLAY`; Windows' foreground window); `None` elsewhere
+/// or when it cannot be told.
 pub fn active_window_pid() -> Option<u32> {
     #[cfg(windows)]
     {
@@ -251,6 +335,12 @@ pub fn active_window_pid() -> Option<u32> {
     }
     #[cfg(not(windows))]
     {
+        #[cfg(all(unix, not(target_os = "macos")))]
+        if ancestry::wayland_session()
+            && let Some(pid) = compositor::focused_pid()
+        {
+            return Some(pid);
+        }
         let display = std::env::var("DISPLAY").ok().filter(|d| !d.is_empty())?;
         active_window_pid_on(&display)
     }
@@ -273,7 +363,13 @@ pub fn active_window_pid_on(display: &str) -> Option<u32> {
 /// process's or an ancestor's, or, in tmux, its pane is the one shown by a client whose
 /// terminal is the active window. `None` when none is, or the desktop cannot tell.
 pub fn looked_at(sessions: &[(&str, u32)]) -> Option<String> {
-    looked_at_pid(active_window_pid()?, sessions)
+    let active = active_window_pid();
+    tracing::debug!(
+        ?active,
+        wayland = ancestry::wayland_session(),
+        "the active window's process"
+    );
+    looked_at_pid(active?, sessions)
 }
 
 /// [`looked_at`] on the X display `display`.
@@ -290,4 +386,18 @@ fn looked_at_pid(active: u32, sessions: &[(&str, u32)]) -> Option<String> {
         let pane = tmux::locate(&chain)?;
         tmux::shown_in(&pane, active).then(|| id.to_string())
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_gnome_refusals_say_how_to_turn_the_extension_on() {
+        let off = Refusal::GnomeExtensionOff.describe();
+        assert!(off.contains(companion_core::desktop::GNOME_FOCUS_ENABLE_COMMAND));
+        let missing = Refusal::GnomeExtensionMissing.describe();
+        assert!(missing.contains(companion_core::desktop::GNOME_FOCUS_EXTENSION));
+        assert!(missing.contains("is not installed"));
+    }
 }
