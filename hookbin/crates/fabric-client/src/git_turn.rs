@@ -98,6 +98,9 @@ fn command(dir: &Path, filters: &BTreeSet<String>, args: &[&str]) -> Command {
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
         .kill_on_drop(true);
+    // No console window, whatever console the worker has.
+    #[cfg(windows)]
+    command.creation_flags(companion_core::detach::HIDDEN_CONSOLE);
     command
 }
 

@@ -115,6 +115,9 @@ impl FabricProcess {
             .kill_on_drop(true);
         #[cfg(unix)]
         command.process_group(0);
+        // No console window, also when we have no console (the tray).
+        #[cfg(windows)]
+        command.creation_flags(companion_core::detach::HIDDEN_CONSOLE);
         let mut child = command.spawn().map_err(FabricError::Spawn)?;
         let (Some(stdout), Some(stdin)) = (child.stdout.take(), child.stdin.take()) else {
             return Err(FabricError::Spawn(std::io::Error::other("no stdio pipes")));
@@ -151,8 +154,9 @@ impl FabricProcess {
         self.finished = true;
     }
 
-    /// Whether the child has exited, leaving it to be reaped (`waitid` with `WNOWAIT`).
-    fn exited_unreaped(&self) -> bool {
+    /// Whether the child has exited, leaving it to be reaped (`waitid` with `WNOWAIT`; on
+    /// Windows the open handle keeps its pid from reuse, so its exit code is simply read).
+    fn exited_unreaped(&mut self) -> bool {
         #[cfg(unix)]
         {
             let Some(pid) = self.child.id() else {
@@ -174,7 +178,7 @@ impl FabricProcess {
         }
         #[cfg(not(unix))]
         {
-            false
+            matches!(self.child.try_wait(), Ok(Some(_)))
         }
     }
 
