@@ -1,13 +1,22 @@
 //! The one background thread: a current-thread tokio runtime running the watch-mail engine
-//! for the idle sessions, the notifier, and the Fabric pid check.
+//! for the idle sessions, the notifier, the tray item (item shell), the Fabric pid check, and
+//! the signals that end the tray.
 //!
 //! The shell sends [`Command`]s after each snapshot; the thread tells the shell through
 //! `on_event` when something needs a fresh snapshot (the watched Fabric pid died, a
-//! warning may have expired, the engine said something) or when a notification was clicked.
+//! warning may have expired, the engine said something), when a notification or a menu item
+//! was clicked, or when a signal asked the tray to end.
+//!
+//! Nothing here waits on another program inline: the command loop only hands notifications
+//! and views to their own tasks ([`crate::notifier`], the item), so a notification server or
+//! a tray host that takes a call and never answers (each call is bounded by the bus
+//! connection's method timeout, [`crate::bus`]) never holds up the icon, the engine or Quit.
+//! Shutting down takes the engine down within [`ENGINE_STOP`] (its children are killed),
+//! and [`Background::shutdown`] waits for the thread at most [`SHUTDOWN_WAIT`].
 //!
 //! Idle costs nothing: with no session watched, Fabric down and no warning shown, nothing
 //! here has a timer. The only timer is the watch interval (the engine's looks and the pid
-//! check), as the specification asks.
+//! check), as the specification asks; while the session bus is lost, its reconnection.
 
 use std::collections::BTreeMap;
 use std::time::Duration;
@@ -19,7 +28,17 @@ use fabric_client::watch::{Audience, FabricLook, MailWatcher, WatchConfig};
 use tokio::sync::mpsc;
 
 use crate::model::NotificationAction;
-use crate::notifier::Notifier;
+use crate::notifier::{Notifier, Request};
+
+/// How long the engine gets to stop (its looks' children killed) before it is dropped, which
+/// kills them anyway.
+pub const ENGINE_STOP: Duration = Duration::from_millis(800);
+/// How long [`Background::shutdown`] waits for the thread.
+pub const SHUTDOWN_WAIT: Duration = Duration::from_millis(1500);
+/// After a signal asked the tray to end, how long the thread waits for the shell to ask it
+/// to stop before it ends the tray itself (a shell stuck in its toolkit must not keep a
+/// logout waiting, nor leave the engine's children behind).
+pub const SIGNAL_GRACE: Duration = Duration::from_secs(2);
 
 /// What the shell asks of the background thread.
 #[derive(Debug)]
@@ -61,13 +80,20 @@ pub enum Event {
     /// An item of the StatusNotifierItem's menu was clicked (the model's menu id).
     #[cfg(all(unix, not(target_os = "macos")))]
     Menu(String),
+    /// A signal (SIGTERM, SIGINT, SIGHUP) asked the tray to end.
+    Quit,
 }
 
 /// The handle of the background thread.
 pub struct Background {
     commands: mpsc::UnboundedSender<Command>,
     thread: Option<std::thread::JoinHandle<()>>,
+    /// Closed when the thread ends, however it ends.
+    ended: std::sync::mpsc::Receiver<()>,
 }
+
+/// Closes the thread's end channel when dropped (a panic included).
+struct EndSignal(#[allow(dead_code)] std::sync::mpsc::Sender<()>);
 
 impl Background {
     /// Starts the thread.
@@ -77,9 +103,11 @@ impl Background {
         on_event: impl Fn(Event) + Send + Sync + 'static,
     ) -> std::io::Result<Self> {
         let (commands, rx) = mpsc::unbounded_channel();
+        let (end_tx, ended) = std::sync::mpsc::channel();
         let thread = std::thread::Builder::new()
             .name("background".into())
             .spawn(move || {
+                let _end = EndSignal(end_tx);
                 let runtime = match tokio::runtime::Builder::new_current_thread()
                     .enable_all()
                     .build()
@@ -91,11 +119,20 @@ impl Background {
                     }
                 };
                 let local = tokio::task::LocalSet::new();
-                local.block_on(&runtime, run(paths, interval, rx, on_event));
+                let forced = local.block_on(&runtime, run(paths, interval, rx, on_event));
+                // Every task (the engine's looks, the notifier, the item) ends with the
+                // runtime: their children are killed on drop.
+                drop(local);
+                drop(runtime);
+                if forced {
+                    tracing::warn!("the tray did not end after a signal; ending it now");
+                    std::process::exit(0);
+                }
             })?;
         Ok(Background {
             commands,
             thread: Some(thread),
+            ended,
         })
     }
 
@@ -104,32 +141,29 @@ impl Background {
         let _ = self.commands.send(command);
     }
 
-    /// Stops the thread and waits for it.
+    /// Stops the thread and waits for it, at most [`SHUTDOWN_WAIT`].
     pub fn shutdown(mut self) {
         let _ = self.commands.send(Command::Shutdown);
-        if let Some(thread) = self.thread.take() {
-            let _ = thread.join();
+        match self.ended.recv_timeout(SHUTDOWN_WAIT) {
+            Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {
+                tracing::warn!("the background thread did not stop in time; leaving it");
+            }
+            Ok(()) | Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => {
+                if let Some(thread) = self.thread.take() {
+                    let _ = thread.join();
+                }
+            }
         }
     }
 }
 
-/// The tray's one session-bus connection (notifications, and the item where it is shown),
-/// on this thread's runtime; `None` (said once) without a session bus.
-#[cfg(all(unix, not(target_os = "macos")))]
-async fn session_bus() -> Option<zbus::Connection> {
-    match tokio::time::timeout(Duration::from_secs(5), zbus::Connection::session()).await {
-        Ok(Ok(bus)) => Some(bus),
-        Ok(Err(error)) => {
-            tracing::warn!(%error, "no session bus: no notifications and no tray item");
-            None
-        }
-        Err(_) => {
-            tracing::warn!(
-                "the session bus did not answer in 5 s: no notifications and no tray item"
-            );
-            None
-        }
-    }
+/// `now + after`, or a year from now where that would overflow (a huge interval never
+/// panics a deadline).
+pub fn deadline_after(after: Duration) -> tokio::time::Instant {
+    let now = tokio::time::Instant::now();
+    now.checked_add(after)
+        .or_else(|| now.checked_add(Duration::from_secs(365 * 24 * 3600)))
+        .unwrap_or(now)
 }
 
 struct Engine {
@@ -143,12 +177,91 @@ fn start_engine(paths: &Paths, interval: Duration) -> Engine {
     Engine { watcher, events }
 }
 
+/// Stops the engine, at most [`ENGINE_STOP`]; dropped after that, which kills its looks.
+async fn stop_engine(engine: Engine) {
+    if tokio::time::timeout(ENGINE_STOP, engine.watcher.shutdown())
+        .await
+        .is_err()
+    {
+        tracing::warn!("the watch engine did not stop in time; its looks are killed");
+    }
+}
+
+/// The signals that end the tray (a logout, `kill`, Ctrl-C, a closed terminal).
+#[cfg(unix)]
+struct Signals(Vec<tokio::signal::unix::Signal>);
+
+#[cfg(unix)]
+impl Signals {
+    fn new() -> Self {
+        use tokio::signal::unix::{SignalKind, signal};
+        let kinds = [
+            SignalKind::terminate(),
+            SignalKind::interrupt(),
+            SignalKind::hangup(),
+        ];
+        Signals(
+            kinds
+                .into_iter()
+                .filter_map(|kind| match signal(kind) {
+                    Ok(signal) => Some(signal),
+                    Err(error) => {
+                        tracing::warn!(%error, "cannot follow a signal");
+                        None
+                    }
+                })
+                .collect(),
+        )
+    }
+
+    async fn recv(&mut self) {
+        if self.0.is_empty() {
+            return std::future::pending().await;
+        }
+        let waits = self.0.iter_mut().map(|s| Box::pin(s.recv()));
+        futures_select_all(waits).await;
+    }
+}
+
+/// Windows: Ctrl-C and Ctrl-Break (a console the tray was started from).
+#[cfg(not(unix))]
+struct Signals;
+
+#[cfg(not(unix))]
+impl Signals {
+    fn new() -> Self {
+        Signals
+    }
+
+    async fn recv(&mut self) {
+        if tokio::signal::ctrl_c().await.is_err() {
+            std::future::pending::<()>().await;
+        }
+    }
+}
+
+/// The first of several futures to finish.
+#[cfg(unix)]
+async fn futures_select_all<F: std::future::Future + Unpin>(futures: impl Iterator<Item = F>) {
+    let mut futures: Vec<F> = futures.collect();
+    std::future::poll_fn(move |cx| {
+        for future in &mut futures {
+            if std::pin::Pin::new(future).poll(cx).is_ready() {
+                return std::task::Poll::Ready(());
+            }
+        }
+        std::task::Poll::Pending
+    })
+    .await
+}
+
+/// The thread's work until Shutdown; true when it ended the tray on its own after a signal.
 async fn run(
     paths: Paths,
     mut interval: Duration,
     mut commands: mpsc::UnboundedReceiver<Command>,
     on_event: impl Fn(Event) + Send + Sync + 'static,
-) {
+) -> bool {
     let on_event = std::sync::Arc::new(on_event);
     let click = std::sync::Arc::clone(&on_event);
     let on_click = move |session: Option<&str>| {
@@ -157,32 +270,36 @@ async fn run(
             None => Event::OpenDashboard,
         })
     };
+    // The session bus, connected again whenever it is lost; the notifier and the item follow.
     #[cfg(all(unix, not(target_os = "macos")))]
-    let bus = session_bus().await;
+    let bus = crate::bus::connect_and_keep();
     #[cfg(all(unix, not(target_os = "macos")))]
-    let mut notifier = Notifier::new(bus.as_ref(), on_click).await;
+    let notes = Notifier::spawn(bus.clone(), on_click);
     #[cfg(not(all(unix, not(target_os = "macos"))))]
-    let mut notifier = Notifier::new(on_click).await;
+    let notes = Notifier::spawn(on_click);
     #[cfg(all(unix, not(target_os = "macos")))]
-    let mut item: Option<crate::sni::Sni> = None;
-    // The connection the item is made on; dropped after a failure, which is said once.
-    #[cfg(all(unix, not(target_os = "macos")))]
-    let mut item_bus = bus.clone();
+    let views = {
+        let menu = std::sync::Arc::clone(&on_event);
+        let on_choice = std::sync::Arc::new(move |id: String| menu(Event::Menu(id)));
+        crate::sni::spawn_item(bus, on_choice)
+    };
+    let mut signals = Signals::new();
+    let mut quit_asked: Option<tokio::time::Instant> = None;
     // The engine starts with the first session to watch, and stops with the last.
     let mut engine: Option<Engine> = None;
     let mut watched: BTreeMap<String, Host> = BTreeMap::new();
     let mut fabric_pid: Option<u32> = None;
     let mut warning = false;
-    let mut next_check = tokio::time::Instant::now() + interval;
-    loop {
+    let mut next_check = deadline_after(interval);
+    let forced = loop {
         let checking = fabric_pid.is_some() || warning;
         tokio::select! {
             command = commands.recv() => match command {
-                None | Some(Command::Shutdown) => break,
+                None | Some(Command::Shutdown) => break false,
                 Some(Command::Watch(wanted)) => {
                     if wanted.is_empty() {
                         if let Some(old) = engine.take() {
-                            old.watcher.shutdown().await;
+                            stop_engine(old).await;
                         }
                     } else {
                         let live = engine.get_or_insert_with(|| start_engine(&paths, interval));
@@ -204,9 +321,9 @@ async fn run(
                 Some(Command::Interval(new)) => {
                     if new != interval {
                         interval = new;
-                        next_check = tokio::time::Instant::now() + interval;
+                        next_check = deadline_after(interval);
                         if let Some(old) = engine.take() {
-                            old.watcher.shutdown().await;
+                            stop_engine(old).await;
                             let fresh = start_engine(&paths, interval);
                             for (id, host) in &watched {
                                 if let Some(session) = SessionId::new(id) {
@@ -219,43 +336,20 @@ async fn run(
                 }
                 Some(Command::Check { fabric_pid: pid, warning: warn }) => {
                     if !checking && (pid.is_some() || warn) {
-                        next_check = tokio::time::Instant::now() + interval;
+                        next_check = deadline_after(interval);
                     }
                     fabric_pid = pid;
                     warning = warn;
                 }
                 #[cfg(all(unix, not(target_os = "macos")))]
-                Some(Command::Show(view)) => match (&mut item, &item_bus) {
-                    (Some(item), _) => {
-                        if let Err(error) = item.show(&view).await {
-                            tracing::warn!(%error, "cannot update the tray item");
-                        }
-                    }
-                    (None, Some(bus)) => {
-                        let menu = std::sync::Arc::clone(&on_event);
-                        let on_choice = std::sync::Arc::new(move |id: String| menu(Event::Menu(id)));
-                        match crate::sni::Sni::start(bus, &view, on_choice).await {
-                            Ok(started) => item = Some(started),
-                            Err(error) => {
-                                tracing::error!(%error, "cannot create the tray item");
-                                item_bus = None;
-                            }
-                        }
-                    }
-                    (None, None) => {}
-                },
-                Some(Command::TestNotification) => notifier.test().await,
-                Some(Command::Notice(summary, body)) => notifier.notice(&summary, &body).await,
+                Some(Command::Show(view)) => {
+                    let _ = views.send(Some(view));
+                }
+                Some(Command::TestNotification) => notes.send(Request::Test),
+                Some(Command::Notice(summary, body)) => notes.send(Request::Notice(summary, body)),
                 Some(Command::Notify(actions)) => {
                     for action in actions {
-                        match action {
-                            NotificationAction::Raise { key, sessions } => {
-                                notifier.raise(&key, &sessions).await;
-                            }
-                            NotificationAction::Withdraw { key } => {
-                                notifier.withdraw(&key).await;
-                            }
-                        }
+                        notes.send(Request::Action(action));
                     }
                 }
             },
@@ -271,15 +365,27 @@ async fn run(
                 on_event(Event::Refresh);
             }
             () = tokio::time::sleep_until(next_check), if checking => {
-                next_check = tokio::time::Instant::now() + interval;
+                next_check = deadline_after(interval);
                 let died = fabric_pid.is_some_and(|pid| !companion_core::process::pid_alive(pid));
                 if died || warning {
                     on_event(Event::Refresh);
                 }
             }
+            () = signals.recv(), if quit_asked.is_none() => {
+                tracing::info!("asked to end by a signal");
+                quit_asked = Some(deadline_after(SIGNAL_GRACE));
+                on_event(Event::Quit);
+            }
+            () = async {
+                match quit_asked {
+                    Some(at) => tokio::time::sleep_until(at).await,
+                    None => std::future::pending().await,
+                }
+            } => break true,
         }
-    }
+    };
     if let Some(engine) = engine.take() {
-        engine.watcher.shutdown().await;
+        stop_engine(engine).await;
     }
+    forced
 }

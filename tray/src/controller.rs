@@ -1,6 +1,9 @@
-//! The tray's controller, the same on every shell: it takes a snapshot on each event, lets
-//! the model decide, hands the view to the shell's [`Surface`] and the notifications to the
-//! background thread, and runs menu actions and jumps to sessions.
+//! The tray's controller, the same on every shell: on each event it asks the reader thread
+//! ([`crate::reader`]) for a snapshot, lets the model decide on the reading, hands the view
+//! to the shell's [`Surface`] and the notifications to the background thread, and runs menu
+//! actions and jumps to sessions. Nothing here waits on another program: the shell's thread
+//! stays free for the menu. A menu id runs only while the menu shown holds it (a click on an
+//! item that has gone since does nothing).
 //!
 //! Owns the wiring of file events and the background thread to the model. Never draws
 //! anything itself: the shells ([`crate::shell`]: tray-icon; [`crate::sni`]: a
@@ -16,14 +19,19 @@ use companion_core::settings;
 use companion_core::{file_watch, watched};
 
 use crate::background::{self, Background, Command};
-use crate::model::{self, Action, Choice, Model, TrayView};
-use crate::{clock, launcher, offers, snapshot, tray_host};
+use crate::model::{self, Action, Choice, MenuLine, Model, TrayView};
+use crate::reader::{Reader, Reading};
+use crate::{clock, launcher, offers, tray_host};
 
 /// Events the controller receives from other threads (and the shell).
 #[derive(Debug, Clone)]
 pub enum UserEvent {
     /// Files changed, or the background thread wants a fresh snapshot.
     Refresh,
+    /// The reader's snapshot, to decide on.
+    Read(Box<Reading>),
+    /// A signal asked the tray to end.
+    Quit,
     /// A menu item was chosen (the model's menu id).
     Menu(String),
     /// Jump to a session's window (its notification was clicked).
@@ -73,6 +81,7 @@ pub struct Controller {
     /// Why a window cannot be raised here was said once already.
     said_why_not_raised: bool,
     send: EventSink,
+    reader: Reader,
 }
 
 impl Controller {
@@ -98,7 +107,12 @@ impl Controller {
                 background::Event::OpenDashboard => UserEvent::OpenDashboard,
                 #[cfg(all(unix, not(target_os = "macos")))]
                 background::Event::Menu(id) => UserEvent::Menu(id),
+                background::Event::Quit => UserEvent::Quit,
             });
+        })?;
+        let deliver = Arc::clone(&send);
+        let reader = Reader::start(paths.clone(), move |reading| {
+            deliver(UserEvent::Read(Box::new(reading)));
         })?;
         if cfg!(target_os = "linux") {
             spawn_tray_host_check(Arc::clone(&send));
@@ -114,13 +128,16 @@ impl Controller {
             offers_notified: BTreeSet::new(),
             said_why_not_raised: false,
             send,
+            reader,
         })
     }
 
     /// Handles one event.
     pub fn handle(&mut self, event: UserEvent) -> Flow {
         match event {
-            UserEvent::Refresh => self.refresh(),
+            UserEvent::Refresh => self.reader.request(),
+            UserEvent::Read(reading) => self.refresh(*reading),
+            UserEvent::Quit => return Flow::Quit,
             UserEvent::Focus(session) => self.focus(session, true),
             UserEvent::OpenDashboard => open_dashboard(),
             UserEvent::Focused {
@@ -128,6 +145,9 @@ impl Controller {
                 from_notification,
             } => self.focused(result, from_notification),
             UserEvent::NoTrayHost => self.no_tray_host(),
+            UserEvent::Menu(id) if !self.offered(&id) => {
+                tracing::info!("a menu item that is no longer in the menu; nothing done");
+            }
             UserEvent::Menu(id) => match Choice::from_id(&id) {
                 Some(Choice::Action(action)) if self.act(action) => return Flow::Quit,
                 Some(Choice::Action(_)) | None => {}
@@ -137,13 +157,17 @@ impl Controller {
         Flow::Continue
     }
 
-    /// Takes a snapshot, decides, and applies the view and the notifications.
-    fn refresh(&mut self) {
-        let now = clock::now_unix();
-        let snap = snapshot::read(&self.paths, now);
+    /// Decides on a reading, and applies the view (first: the icon never waits on a
+    /// notification) and the notifications.
+    fn refresh(&mut self, reading: Reading) {
+        let Reading {
+            snapshot: snap,
+            settings,
+            fabric_pid,
+            now,
+        } = reading;
         let decision = model::decide(&self.model, &snap, now.max(0) as u64);
         self.model = decision.model;
-        let settings = settings::load(&settings::settings_path(&self.paths));
         let interval = Duration::from_secs(settings.effective_interval_secs());
         // The first-run offer: menu items while it holds, one notification per host per run.
         let dismissed = settings.dismissed_hook_offers.iter().copied().collect();
@@ -151,39 +175,49 @@ impl Controller {
         self.offers_notified = offers.notified;
         let mut view = decision.view;
         view.menu = offers::with_offers(view.menu, &offers.menu);
-        if let Some(background) = &self.background {
-            if interval != self.interval {
-                self.interval = interval;
-                background.send(Command::Interval(interval));
-            }
-            background.send(Command::Watch(model::watch_set(&snap)));
-            let fabric_pid = match snap.fabric {
-                model::FabricLine::Running { .. } => {
-                    companion_core::hub::read_fabric_state(&self.paths.hub_json())
-                        .hub()
-                        .map(|hub| hub.pid)
-                }
-                model::FabricLine::Down { .. } => None,
-            };
-            background.send(Command::Check {
-                fabric_pid,
-                warning: snap.recent_failure,
-            });
-            if !decision.notifications.is_empty() {
-                background.send(Command::Notify(decision.notifications));
-            }
-            if !offers.notify.is_empty() {
-                let (summary, body) = offers::offer_notification(&offers.notify);
-                background.send(Command::Notice(summary, body));
-            }
-            // The dashboard asks for a test notification by dropping a request file; only the
-            // tray notifies. Taking the file first makes one request one notification.
-            let request = self.paths.test_notification_request();
-            if std::fs::remove_file(&request).is_ok() {
-                background.send(Command::TestNotification);
-            }
-        }
         self.apply(view);
+        let Some(background) = &self.background else {
+            return;
+        };
+        if interval != self.interval {
+            self.interval = interval;
+            background.send(Command::Interval(interval));
+        }
+        background.send(Command::Watch(model::watch_set(&snap)));
+        background.send(Command::Check {
+            fabric_pid,
+            warning: snap.recent_failure,
+        });
+        if !decision.notifications.is_empty() {
+            background.send(Command::Notify(decision.notifications));
+        }
+        if !offers.notify.is_empty() {
+            let (summary, body) = offers::offer_notification(&offers.notify);
+            background.send(Command::Notice(summary, body));
+        }
+        // The dashboard asks for a test notification by dropping a request file; only the
+        // tray notifies. Taking the file first makes one request one notification.
+        let request = self.paths.test_notification_request();
+        if std::fs::remove_file(&request).is_ok() {
+            background.send(Command::TestNotification);
+        }
+    }
+
+    /// Whether the menu shown holds an enabled item with this menu id.
+    fn offered(&self, id: &str) -> bool {
+        fn holds(lines: &[MenuLine], id: &str) -> bool {
+            lines.iter().any(|line| match line {
+                MenuLine::Session { session, .. } => Choice::Focus(session.clone()).id() == id,
+                MenuLine::Item {
+                    action, enabled, ..
+                } => *enabled && action.id() == id,
+                MenuLine::Submenu { items, .. } => holds(items, id),
+                MenuLine::Info(_) | MenuLine::Separator => false,
+            })
+        }
+        self.shown
+            .as_ref()
+            .is_some_and(|view| holds(&view.menu, id))
     }
 
     fn apply(&mut self, view: TrayView) {

@@ -13,6 +13,9 @@
 //! - [`background`]: one thread with a current-thread tokio runtime running the watch-mail
 //!   engine, the notifier and the Fabric pid check.
 //! - [`notifier`]: desktop notifications (freedesktop D-Bus, Windows toasts, macOS).
+//! - [`reader`]: the thread that reads snapshots off the shell's thread.
+//! - [`bus`]: the session-bus connection, bounded calls, kept across losses (Linux).
+//! - [`safe_text`]: every string handed to the desktop, cleaned and bounded.
 //! - [`tray_host`], [`launcher`], [`clock`]: small platform helpers.
 //!
 //! The one-tray lock, finding our programs and the file watcher are the core's
@@ -24,6 +27,8 @@
 
 pub mod app;
 pub mod background;
+#[cfg(all(unix, not(target_os = "macos")))]
+pub mod bus;
 pub mod clock;
 pub mod controller;
 pub mod icon;
@@ -31,6 +36,8 @@ pub mod launcher;
 pub mod model;
 pub mod notifier;
 pub mod offers;
+pub mod reader;
+pub mod safe_text;
 pub mod shell;
 pub mod snapshot;
 #[cfg(all(unix, not(target_os = "macos")))]

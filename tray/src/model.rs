@@ -646,7 +646,16 @@ pub fn focus_notice(
 
 /// A notification's summary and body. One session: its project, `N unread on the project
 /// board`. Several: `3 sessions · 7 unread`, and their projects.
+/// Both are clean for the desktop ([`crate::safe_text`]): a project's name comes from outside.
 pub fn notification_text(sessions: &[Notified]) -> (String, String) {
+    let (summary, body) = notification_words(sessions);
+    (
+        crate::safe_text::label(&summary),
+        crate::safe_text::body(&body),
+    )
+}
+
+fn notification_words(sessions: &[Notified]) -> (String, String) {
     let name = |p: &str| {
         if p.is_empty() {
             "?".to_string()

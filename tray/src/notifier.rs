@@ -1,15 +1,18 @@
-//! Desktop notifications, driven from the background thread's tokio runtime: on Linux and
-//! the BSDs through `org.freedesktop.Notifications` on the tray's one session-bus connection
-//! ([`freedesktop`]); on Windows through notify-rust's toasts, under the installed app's
-//! AppUserModelID (the one its Start menu shortcut carries, without which Windows drops
-//! them); on macOS through the User Notifications framework ([`macos`]).
+//! Desktop notifications, driven from the background thread's tokio runtime by a task of
+//! their own ([`Notifier::spawn`]: requests queue there, so a notification server that is
+//! slow or silent never holds up the icon, the menu or Quit): on Linux and the BSDs through
+//! `org.freedesktop.Notifications` on the tray's session-bus connection ([`freedesktop`],
+//! set up again on each new connection); on Windows through notify-rust's toasts, under the
+//! installed app's AppUserModelID (the one its Start menu shortcut carries, without which
+//! Windows drops them); on macOS through the User Notifications framework ([`macos`]).
 //!
 //! One notification per key at a time (the model's: a session, or several sessions whose
 //! rises came together): a new raise of a key replaces its notification on screen, a
 //! withdraw closes it. Clicking one (its default action, where the notification server
 //! supports actions) jumps to its session on Linux and the BSDs, or opens the dashboard for
 //! several (macOS: the dashboard). A failure to notify (no notification daemon, no session
-//! bus) is logged once; the tray carries on.
+//! bus) is logged once; the tray carries on. Every text goes out through
+//! [`crate::safe_text`].
 
 use std::cell::Cell;
 use std::sync::Arc;
@@ -17,7 +20,10 @@ use std::sync::Arc;
 #[cfg(windows)]
 use notify_rust::Notification;
 
-use crate::model;
+use tokio::sync::mpsc;
+
+use crate::model::{self, NotificationAction};
+use crate::safe_text;
 
 #[cfg(all(unix, not(target_os = "macos")))]
 mod freedesktop;
@@ -31,7 +37,28 @@ pub const APP_NAME: &str = "Fabric Companion";
 /// where the platform does not say which).
 pub(crate) type OnClick = dyn Fn(Option<&str>) + Send + Sync;
 
-/// Shows and withdraws notifications. Lives on the background thread.
+/// What the notifier task is asked to do.
+#[derive(Debug)]
+pub enum Request {
+    /// Raise, replace or withdraw the model's notification.
+    Action(NotificationAction),
+    /// A one-off notice (summary, body).
+    Notice(String, String),
+    /// The dashboard's "Send a test notification".
+    Test,
+}
+
+/// Where requests for the notifier task go (never blocks; dropped once the task ended).
+#[derive(Clone)]
+pub struct Requests(mpsc::UnboundedSender<Request>);
+
+impl Requests {
+    pub fn send(&self, request: Request) {
+        let _ = self.0.send(request);
+    }
+}
+
+/// Shows and withdraws notifications. Lives on the background thread, in its own task.
 pub struct Notifier {
     #[cfg(all(unix, not(target_os = "macos")))]
     desktop: freedesktop::Desktop,
@@ -43,26 +70,75 @@ pub struct Notifier {
 }
 
 impl Notifier {
+    /// Starts the notifier's task on the tray's bus (followed across reconnections).
     /// `on_click` runs when a person clicks a notification: with its session's id, or `None`
-    /// for a notification of several sessions. Notifications go over `bus`, the tray's
-    /// session-bus connection (`None`: there is none, and each notification fails once).
-    /// Must run inside a `LocalSet`.
+    /// for a notification of several sessions. Must run inside a `LocalSet`.
     #[cfg(all(unix, not(target_os = "macos")))]
-    pub async fn new(
-        bus: Option<&zbus::Connection>,
+    pub fn spawn(
+        mut bus: crate::bus::BusWatch,
         on_click: impl Fn(Option<&str>) + Send + Sync + 'static,
-    ) -> Self {
+    ) -> Requests {
+        let (tx, mut rx) = mpsc::unbounded_channel();
         let on_click: Arc<OnClick> = Arc::new(on_click);
-        Notifier {
-            desktop: freedesktop::Desktop::new(bus, on_click).await,
-            failed_once: Cell::new(false),
+        tokio::task::spawn_local(async move {
+            let mut notifier = Notifier {
+                desktop: freedesktop::Desktop::new(on_click),
+                failed_once: Cell::new(false),
+            };
+            // What was asked before the first connection waits for it.
+            crate::bus::first(&mut bus).await;
+            notifier
+                .desktop
+                .attach(bus.borrow_and_update().as_ref())
+                .await;
+            let mut following = true;
+            loop {
+                tokio::select! {
+                    next = crate::bus::next(&mut bus), if following => match next {
+                        Some(connection) => notifier.desktop.attach(connection.as_ref()).await,
+                        None => following = false,
+                    },
+                    request = rx.recv() => match request {
+                        Some(request) => notifier.handle(request).await,
+                        None => break,
+                    },
+                }
+            }
+        });
+        Requests(tx)
+    }
+
+    /// Starts the notifier's task. `on_click` runs when a person clicks a notification
+    /// (macOS: it opens the dashboard). Must run inside a `LocalSet`.
+    #[cfg(not(all(unix, not(target_os = "macos"))))]
+    pub fn spawn(on_click: impl Fn(Option<&str>) + Send + Sync + 'static) -> Requests {
+        let (tx, mut rx) = mpsc::unbounded_channel();
+        let on_click: Arc<OnClick> = Arc::new(on_click);
+        tokio::task::spawn_local(async move {
+            let mut notifier = Notifier::new(on_click);
+            while let Some(request) = rx.recv().await {
+                notifier.handle(request).await;
+            }
+        });
+        Requests(tx)
+    }
+
+    async fn handle(&mut self, request: Request) {
+        match request {
+            Request::Action(NotificationAction::Raise { key, sessions }) => {
+                self.raise(&key, &sessions).await;
+            }
+            Request::Action(NotificationAction::Withdraw { key }) => self.withdraw(&key).await,
+            Request::Notice(summary, body) => {
+                let (summary, body) = (safe_text::label(&summary), safe_text::body(&body));
+                self.notice(&summary, &body).await;
+            }
+            Request::Test => self.test().await,
         }
     }
 
-    /// `on_click` runs when a person clicks a notification (macOS: it opens the dashboard).
     #[cfg(not(all(unix, not(target_os = "macos"))))]
-    pub async fn new(on_click: impl Fn(Option<&str>) + Send + Sync + 'static) -> Self {
-        let on_click: Arc<OnClick> = Arc::new(on_click);
+    fn new(on_click: Arc<OnClick>) -> Self {
         Notifier {
             #[cfg(target_os = "macos")]
             center: {

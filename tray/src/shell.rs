@@ -18,8 +18,8 @@ use tray_icon::{TrayIcon, TrayIconBuilder};
 
 use crate::background::Background;
 use crate::controller::{Controller, EventSink, Flow, Surface, UserEvent};
-use crate::icon;
 use crate::model::{Choice, MenuLine, TrayView};
+use crate::{icon, safe_text};
 
 /// Runs the tray until Quit.
 pub fn run_loop(paths: Paths) -> anyhow::Result<()> {
@@ -124,10 +124,10 @@ fn menu_items(lines: &[MenuLine]) -> Vec<Box<dyn IsMenuItem>> {
         .iter()
         .map(|line| -> Box<dyn IsMenuItem> {
             match line {
-                MenuLine::Info(text) => Box::new(MenuItem::new(text, false, None)),
+                MenuLine::Info(text) => Box::new(MenuItem::new(label_of(text), false, None)),
                 MenuLine::Session { label, session } => Box::new(MenuItem::with_id(
                     Choice::Focus(session.clone()).id(),
-                    label,
+                    label_of(label),
                     true,
                     None,
                 )),
@@ -136,9 +136,14 @@ fn menu_items(lines: &[MenuLine]) -> Vec<Box<dyn IsMenuItem>> {
                     label,
                     action,
                     enabled,
-                } => Box::new(MenuItem::with_id(action.id(), label, *enabled, None)),
+                } => Box::new(MenuItem::with_id(
+                    action.id(),
+                    label_of(label),
+                    *enabled,
+                    None,
+                )),
                 MenuLine::Submenu { label, items } => {
-                    let submenu = Submenu::new(label, true);
+                    let submenu = Submenu::new(label_of(label), true);
                     for item in menu_items(items) {
                         let _ = submenu.append(item.as_ref());
                     }
@@ -147,6 +152,12 @@ fn menu_items(lines: &[MenuLine]) -> Vec<Box<dyn IsMenuItem>> {
             }
         })
         .collect()
+}
+
+/// A label as the toolkit gets it: clean and bounded (a NUL would cut it, or worse), and
+/// with `&` doubled (muda takes a single one as a mnemonic marker).
+fn label_of(text: &str) -> String {
+    safe_text::label(text).replace('&', "&&")
 }
 
 fn build_menu(lines: &[MenuLine]) -> Menu {

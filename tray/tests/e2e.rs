@@ -20,7 +20,7 @@
 #![cfg(target_os = "linux")]
 
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::time::Duration;
 
 mod desktop;
@@ -46,71 +46,6 @@ fn has_blue(pixels: &[[u8; 3]]) -> bool {
         .filter(|[r, g, b]| *b > 180 && *r < 90 && *g < 150)
         .count()
         > 50
-}
-
-/// The long-lived "host": a bash that runs each hook as its child, so the session's host pid
-/// stays alive between hooks.
-struct Host {
-    child: Child,
-    stdin: std::process::ChildStdin,
-}
-
-impl Host {
-    fn start(desktop: &Desktop) -> Host {
-        let mut child = desktop
-            .command("bash")
-            .stdin(Stdio::piped())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
-        let stdin = child.stdin.take().unwrap();
-        Host { child, stdin }
-    }
-
-    fn hook(&mut self, desktop: &Desktop, event: &str, session: &str, cwd: &Path) {
-        use std::io::Write;
-        let payload = serde_json::json!({
-            "session_id": session,
-            "transcript_path": desktop.home().join("t.jsonl"),
-            "cwd": cwd,
-            "hook_event_name": event,
-            "source": "startup",
-        });
-        let file = desktop
-            .home()
-            .join(format!("payload-{session}-{event}-{}.json", fastrand_ish()));
-        std::fs::write(&file, payload.to_string()).unwrap();
-        let cli_event = match event {
-            "SessionStart" => "session-start",
-            "Stop" => "stop",
-            other => panic!("unknown event {other}"),
-        };
-        // Exactly the command the installer wrote into ~/.claude/settings.json.
-        writeln!(
-            self.stdin,
-            "cd '{}' && '{}' hook {cli_event} < '{}'",
-            cwd.display(),
-            desktop.stable_binary().display(),
-            file.display()
-        )
-        .unwrap();
-        self.stdin.flush().unwrap();
-    }
-}
-
-impl Drop for Host {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-fn fastrand_ish() -> u128 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap()
-        .as_nanos()
 }
 
 /// A stand-in for the dashboard that appends how it was started (`pid ppid sid`) to

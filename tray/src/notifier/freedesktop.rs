@@ -1,7 +1,9 @@
 //! Notifications on Linux and the BSDs: `org.freedesktop.Notifications` over the tray's one
 //! session-bus connection (the same one that serves the StatusNotifierItem where there is a
 //! watcher), on the background thread's tokio runtime: no connection, thread or runtime per
-//! notification.
+//! notification. Each call waits at most the connection's method timeout
+//! ([`crate::bus::CALL_TIMEOUT`]); on a new connection ([`Desktop::attach`]) the client and
+//! its signal listeners are made again (the ids on screen are the server's, so they stay).
 //!
 //! Owns the notification ids: one per key on screen (a new raise of a key replaces it in
 //! place, a withdraw closes it), and which session a click on each id jumps to. A click is
@@ -16,6 +18,8 @@ use std::sync::Arc;
 use futures_util::StreamExt;
 use zbus::Connection;
 use zbus::Variant;
+
+use crate::safe_text;
 
 /// The freedesktop notification server's interface (the calls and signals we use).
 #[zbus::proxy(
@@ -67,27 +71,50 @@ pub struct Desktop {
     /// Key → the id on screen.
     ids: HashMap<String, u32>,
     clicks: Clicks,
+    on_click: Arc<super::OnClick>,
+    /// The tasks following the server's signals on the current connection.
+    listeners: Vec<tokio::task::JoinHandle<()>>,
+}
+
+impl Drop for Desktop {
+    fn drop(&mut self) {
+        for task in &self.listeners {
+            task.abort();
+        }
+    }
 }
 
 impl Desktop {
-    /// A client on `bus` (`None`: no session bus; every show fails with that reason).
+    /// A client with no bus yet (every show fails with that reason until [`Desktop::attach`]).
     /// `on_click` runs for a click on a notification's default action.
-    pub async fn new(bus: Option<&Connection>, on_click: Arc<super::OnClick>) -> Self {
-        let clicks: Clicks = Rc::default();
-        let mut proxy = None;
-        if let Some(bus) = bus {
-            match NotificationsProxy::new(bus).await {
-                Ok(p) => {
-                    listen(&p, Rc::clone(&clicks), on_click).await;
-                    proxy = Some(p);
-                }
-                Err(error) => tracing::warn!(%error, "no notification proxy"),
-            }
-        }
+    pub fn new(on_click: Arc<super::OnClick>) -> Self {
         Desktop {
-            proxy,
+            proxy: None,
             ids: HashMap::new(),
-            clicks,
+            clicks: Rc::default(),
+            on_click,
+            listeners: Vec::new(),
+        }
+    }
+
+    /// Uses `bus` from now on (`None`: the bus is lost).
+    pub async fn attach(&mut self, bus: Option<&Connection>) {
+        for task in self.listeners.drain(..) {
+            task.abort();
+        }
+        self.proxy = None;
+        let Some(bus) = bus else { return };
+        let built = NotificationsProxy::builder(bus)
+            .cache_properties(zbus::proxy::CacheProperties::No)
+            .build()
+            .await;
+        match built {
+            Ok(proxy) => {
+                self.listeners =
+                    listen(&proxy, Rc::clone(&self.clicks), Arc::clone(&self.on_click)).await;
+                self.proxy = Some(proxy);
+            }
+            Err(error) => tracing::warn!(%error, "no notification proxy"),
         }
     }
 
@@ -95,17 +122,21 @@ impl Desktop {
     pub async fn show(&mut self, key: Option<&str>, shown: Shown<'_>) -> Result<(), String> {
         let proxy = self.proxy.as_ref().ok_or("no session bus")?;
         let replaces = key.and_then(|k| self.ids.get(k)).copied().unwrap_or(0);
-        let actions: Vec<&str> = match &shown.click {
-            Some((label, _)) => vec![DEFAULT_ACTION, label],
+        let action_label = shown
+            .click
+            .as_ref()
+            .map(|(label, _)| safe_text::label(label));
+        let actions: Vec<&str> = match &action_label {
+            Some(label) => vec![DEFAULT_ACTION, label],
             None => Vec::new(),
         };
         let id = proxy
             .notify(
-                shown.app_name,
+                &safe_text::label(shown.app_name),
                 replaces,
                 "",
-                shown.summary,
-                shown.body,
+                &safe_text::label(shown.summary),
+                &safe_text::body(shown.body),
                 &actions,
                 HashMap::new(),
                 -1,
@@ -135,12 +166,13 @@ impl Desktop {
     }
 }
 
-/// Follows the server's clicks and closes for as long as the connection lives.
+/// Follows the server's clicks and closes for as long as the connection lives (the tasks
+/// doing it).
 async fn listen(
     proxy: &NotificationsProxy<'static>,
     clicks: Clicks,
     on_click: Arc<super::OnClick>,
-) {
+) -> Vec<tokio::task::JoinHandle<()>> {
     let (invoked, closed) = match (
         proxy.receive_action_invoked().await,
         proxy.receive_notification_closed().await,
@@ -148,11 +180,11 @@ async fn listen(
         (Ok(invoked), Ok(closed)) => (invoked, closed),
         (Err(error), _) | (_, Err(error)) => {
             tracing::warn!(%error, "notification clicks will not be followed");
-            return;
+            return Vec::new();
         }
     };
     let on_invoked = Rc::clone(&clicks);
-    tokio::task::spawn_local(invoked.for_each(move |signal| {
+    let clicked = tokio::task::spawn_local(invoked.for_each(move |signal| {
         if let Ok(args) = signal.args()
             && args.action_key == DEFAULT_ACTION
             && let Some(target) = on_invoked.borrow().get(&args.id)
@@ -161,10 +193,11 @@ async fn listen(
         }
         std::future::ready(())
     }));
-    tokio::task::spawn_local(closed.for_each(move |signal| {
+    let forgotten = tokio::task::spawn_local(closed.for_each(move |signal| {
         if let Ok(args) = signal.args() {
             clicks.borrow_mut().remove(&args.id);
         }
         std::future::ready(())
     }));
+    vec![clicked, forgotten]
 }

@@ -1,12 +1,16 @@
 //! The tray's menu as `com.canonical.dbusmenu` (the menu a StatusNotifierItem host draws):
-//! the model's [`MenuLine`]s numbered into dbusmenu items, the interface that serves them, and
-//! the `Event` calls that come back as the model's menu ids.
+//! the model's [`MenuLine`]s as dbusmenu items, the interface that serves them, and the
+//! `Event` calls that come back as the model's menu ids.
 //!
-//! Ids are positions: 0 is the root, then every line in order, depth first. A new menu gets a
-//! new revision and a `LayoutUpdated` signal, so a host never acts on an id of an old menu
-//! without having been told (an `Event` for an id the current menu lacks is refused).
+//! An item's number stands for its meaning, never its place ([`Ids`]): a session's line keeps
+//! its number while the session is in the menu, Quit is Quit whatever appears above it, and a
+//! number is never given to another meaning. A host that clicks an item of a menu that has
+//! changed since it was drawn (a session appeared or ended in between) therefore either runs
+//! what the person saw or, when that item is gone, nothing. Each new menu gets a new
+//! revision and a `LayoutUpdated` signal. Every text goes out through [`crate::safe_text`];
+//! lists of ids and events a caller sends are bounded.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
 use zbus::object_server::SignalEmitter;
@@ -14,9 +18,19 @@ use zbus::wire::StructureBuilder;
 use zbus::{OwnedVariant, Variant};
 
 use crate::model::{Choice, MenuLine};
+use crate::safe_text;
 
 /// The object path of the menu.
 pub const MENU_PATH: &str = "/MenuBar";
+
+/// The most ids (or events) one `GetGroupProperties`, `EventGroup` or `AboutToShowGroup`
+/// call may carry: far more than the menu ever holds, far less than a flood.
+pub const MAX_GROUP: usize = 1024;
+/// The most property names one call may ask for (dbusmenu defines a handful).
+pub const MAX_PROPERTY_NAMES: usize = 64;
+
+/// The root's number (dbusmenu's convention).
+const ROOT: i32 = 0;
 
 /// One dbusmenu item.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -26,38 +40,95 @@ pub struct Item {
     pub separator: bool,
     /// The model's menu id a click on it sends (`None`: informs only).
     pub choice: Option<String>,
-    /// Ids of its children (a submenu has some).
+    /// Numbers of its children (a submenu has some).
     pub children: Vec<i32>,
 }
 
-/// The numbered menu: `items[id]`, `items[0]` the root.
+/// Numbers by meaning: each meaning (a session's line, an action, an information line by its
+/// text, the n-th separator) gets a number the first time it is in the menu and keeps it while
+/// it stays; numbers are never reused.
+#[derive(Debug, Default)]
+pub struct Ids {
+    by_key: HashMap<String, i32>,
+    last: i32,
+}
+
+impl Ids {
+    /// The numbers of `keys` (a menu's meanings, each once); meanings no longer in the menu
+    /// are forgotten (their numbers are not handed out again).
+    fn assign(&mut self, keys: &[String]) -> Vec<i32> {
+        let mut kept = HashMap::with_capacity(keys.len());
+        let numbers = keys
+            .iter()
+            .map(|key| {
+                let number = match self.by_key.get(key) {
+                    Some(&n) => n,
+                    None => {
+                        self.last = self.last.checked_add(1).unwrap_or(1);
+                        self.last
+                    }
+                };
+                kept.insert(key.clone(), number);
+                number
+            })
+            .collect();
+        self.by_key = kept;
+        numbers
+    }
+}
+
+/// The menu: its items by number, the root (0) among them.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Tree {
-    pub items: Vec<Item>,
+    pub items: BTreeMap<i32, Item>,
 }
 
 impl Tree {
-    /// Numbers the model's lines.
-    pub fn of(lines: &[MenuLine]) -> Tree {
-        let mut items = vec![Item {
-            label: String::new(),
-            enabled: true,
-            separator: false,
-            choice: None,
-            children: Vec::new(),
-        }];
-        let children = number(lines, &mut items);
-        items[0].children = children;
+    /// The model's lines, numbered by meaning through `ids`.
+    pub fn of(lines: &[MenuLine], ids: &mut Ids) -> Tree {
+        let mut flat = Vec::new();
+        let mut seen = HashMap::new();
+        flatten(lines, None, &mut flat, &mut seen);
+        let keys: Vec<String> = flat.iter().map(|f| f.key.clone()).collect();
+        let numbers = ids.assign(&keys);
+        let mut items = BTreeMap::new();
+        items.insert(
+            ROOT,
+            Item {
+                label: String::new(),
+                enabled: true,
+                separator: false,
+                choice: None,
+                children: Vec::new(),
+            },
+        );
+        for (entry, &number) in flat.iter().zip(&numbers) {
+            items.insert(number, entry.item.clone());
+        }
+        for (entry, &number) in flat.iter().zip(&numbers) {
+            let parent = entry.parent.map_or(ROOT, |p| numbers[p]);
+            if let Some(parent) = items.get_mut(&parent) {
+                parent.children.push(number);
+            }
+        }
         Tree { items }
     }
 
     fn get(&self, id: i32) -> Option<&Item> {
-        usize::try_from(id).ok().and_then(|i| self.items.get(i))
+        self.items.get(&id)
     }
 
     /// The model's menu id of a clicked item, if it has one.
     pub fn choice_of(&self, id: i32) -> Option<&str> {
         self.get(id)?.choice.as_deref()
+    }
+
+    /// The number of the item that sends `choice`, if the menu holds one.
+    pub fn id_of(&self, choice: &str) -> Option<i32> {
+        self.items
+            .iter()
+            .find(|(_, item)| item.choice.as_deref() == Some(choice))
+            .map(|(&id, _)| id)
     }
 
     /// The item's properties (only the ones asked for, or all with an empty list).
@@ -68,7 +139,7 @@ impl Tree {
         let mut all: Vec<(&str, Variant<'static>)> = Vec::new();
         if item.separator {
             all.push(("type", Variant::from("separator".to_string())));
-        } else if id != 0 {
+        } else if id != ROOT {
             all.push(("label", Variant::from(item.label.clone())));
             all.push(("enabled", Variant::from(item.enabled)));
         }
@@ -101,45 +172,81 @@ impl Tree {
     }
 }
 
-fn number(lines: &[MenuLine], items: &mut Vec<Item>) -> Vec<i32> {
-    let mut ids = Vec::new();
+/// One line of the menu, flattened depth first, before it has its number.
+struct Flat {
+    key: String,
+    /// The index (in the flattened list) of the submenu it is in.
+    parent: Option<usize>,
+    item: Item,
+}
+
+/// What a line means, for its number: the model's menu id where it has one, else its kind
+/// and text (a submenu: what it holds).
+fn meaning(line: &MenuLine) -> String {
+    match line {
+        MenuLine::Info(text) => format!("info:{}", safe_text::label(text)),
+        MenuLine::Session { session, .. } => Choice::Focus(session.clone()).id(),
+        MenuLine::Separator => "separator".to_string(),
+        MenuLine::Item { action, .. } => action.id().to_string(),
+        MenuLine::Submenu { items, .. } => {
+            let inside: Vec<String> = items.iter().map(meaning).collect();
+            format!("submenu:[{}]", inside.join(","))
+        }
+    }
+}
+
+fn flatten(
+    lines: &[MenuLine],
+    parent: Option<usize>,
+    flat: &mut Vec<Flat>,
+    seen: &mut HashMap<String, usize>,
+) {
     for line in lines {
-        let id = items.len() as i32;
-        ids.push(id);
+        let base = meaning(line);
+        // The same meaning twice (two separators, two equal lines): the n-th of it.
+        let n = seen.entry(base.clone()).or_insert(0);
+        let key = match *n {
+            0 => base,
+            n => format!("{base}#{n}"),
+        };
+        *n += 1;
         let (label, enabled, separator, choice) = match line {
-            MenuLine::Info(text) => (text.clone(), false, false, None),
+            MenuLine::Info(text) => (text.as_str(), false, false, None),
             MenuLine::Session { label, session } => (
-                label.clone(),
+                label.as_str(),
                 true,
                 false,
                 Some(Choice::Focus(session.clone()).id()),
             ),
-            MenuLine::Separator => (String::new(), true, true, None),
+            MenuLine::Separator => ("", true, true, None),
             MenuLine::Item {
                 label,
                 action,
                 enabled,
             } => (
-                label.clone(),
+                label.as_str(),
                 *enabled,
                 false,
                 Some(action.id().to_string()),
             ),
-            MenuLine::Submenu { label, .. } => (label.clone(), true, false, None),
+            MenuLine::Submenu { label, .. } => (label.as_str(), true, false, None),
         };
-        items.push(Item {
-            label,
-            enabled,
-            separator,
-            choice,
-            children: Vec::new(),
+        let index = flat.len();
+        flat.push(Flat {
+            key,
+            parent,
+            item: Item {
+                label: safe_text::label(label),
+                enabled,
+                separator,
+                choice,
+                children: Vec::new(),
+            },
         });
-        if let MenuLine::Submenu { items: sub, .. } = line {
-            let children = number(sub, items);
-            items[id as usize].children = children;
+        if let MenuLine::Submenu { items, .. } = line {
+            flatten(items, Some(index), flat, seen);
         }
     }
-    ids
 }
 
 /// A layout node, `(ia{sv}av)`: children are variants of the same structure.
@@ -165,26 +272,30 @@ impl Layout {
 /// The `com.canonical.dbusmenu` object: the current tree and where clicks go.
 pub struct DbusMenu {
     tree: Tree,
+    ids: Ids,
     revision: u32,
     on_choice: Arc<dyn Fn(String) + Send + Sync>,
 }
 
 impl DbusMenu {
-    pub fn new(tree: Tree, on_choice: Arc<dyn Fn(String) + Send + Sync>) -> Self {
+    pub fn new(lines: &[MenuLine], on_choice: Arc<dyn Fn(String) + Send + Sync>) -> Self {
+        let mut ids = Ids::default();
         DbusMenu {
-            tree,
+            tree: Tree::of(lines, &mut ids),
+            ids,
             revision: 1,
             on_choice,
         }
     }
 
     /// Takes a new menu; true when it differs (the caller then signals `LayoutUpdated`).
-    pub fn replace(&mut self, tree: Tree) -> bool {
+    pub fn replace(&mut self, lines: &[MenuLine]) -> bool {
+        let tree = Tree::of(lines, &mut self.ids);
         if tree == self.tree {
             return false;
         }
         self.tree = tree;
-        self.revision += 1;
+        self.revision = self.revision.wrapping_add(1).max(1);
         true
     }
 
@@ -192,6 +303,13 @@ impl DbusMenu {
         self.revision
     }
 
+    /// The current menu.
+    pub fn tree(&self) -> &Tree {
+        &self.tree
+    }
+
+    /// An event on item `id`: a click on an enabled item of the current menu sends its
+    /// choice; anything else does nothing. False when the menu has no such item.
     fn clicked(&self, id: i32, event: &str) -> bool {
         let Some(item) = self.tree.get(id) else {
             return false;
@@ -206,6 +324,10 @@ impl DbusMenu {
     }
 }
 
+fn too_many(what: &str, limit: usize) -> zbus::fdo::Error {
+    zbus::fdo::Error::LimitsExceeded(format!("more than {limit} {what} in one call"))
+}
+
 #[zbus::interface(name = "com.canonical.dbusmenu")]
 impl DbusMenu {
     fn get_layout(
@@ -214,6 +336,9 @@ impl DbusMenu {
         recursion_depth: i32,
         property_names: Vec<String>,
     ) -> zbus::fdo::Result<(u32, Layout)> {
+        if property_names.len() > MAX_PROPERTY_NAMES {
+            return Err(too_many("property names", MAX_PROPERTY_NAMES));
+        }
         let depth = usize::try_from(recursion_depth).ok();
         self.tree
             .layout(parent_id, depth, &property_names)
@@ -225,16 +350,29 @@ impl DbusMenu {
         &self,
         ids: Vec<i32>,
         property_names: Vec<String>,
-    ) -> Vec<(i32, HashMap<String, Variant<'static>>)> {
-        let ids: Vec<i32> = if ids.is_empty() {
-            (0..self.tree.items.len() as i32).collect()
+    ) -> zbus::fdo::Result<Vec<(i32, HashMap<String, Variant<'static>>)>> {
+        if ids.len() > MAX_GROUP {
+            return Err(too_many("ids", MAX_GROUP));
+        }
+        if property_names.len() > MAX_PROPERTY_NAMES {
+            return Err(too_many("property names", MAX_PROPERTY_NAMES));
+        }
+        // Each item of the current menu once, however often it was asked for.
+        let wanted: Vec<i32> = if ids.is_empty() {
+            self.tree.items.keys().copied().collect()
         } else {
-            ids
+            let mut unique: Vec<i32> = ids
+                .into_iter()
+                .filter(|id| self.tree.get(*id).is_some())
+                .collect();
+            unique.sort_unstable();
+            unique.dedup();
+            unique
         };
-        ids.into_iter()
-            .filter(|&id| self.tree.get(id).is_some())
+        Ok(wanted
+            .into_iter()
             .map(|id| (id, self.tree.properties(id, &property_names)))
-            .collect()
+            .collect())
     }
 
     fn get_property(&self, id: i32, name: String) -> zbus::fdo::Result<OwnedVariant> {
@@ -259,20 +397,38 @@ impl DbusMenu {
         }
     }
 
-    fn event_group(&self, events: Vec<(i32, String, OwnedVariant, u32)>) -> Vec<i32> {
-        events
-            .into_iter()
-            .filter(|(id, event, _, _)| !self.clicked(*id, event))
-            .map(|(id, ..)| id)
-            .collect()
+    /// Events on several items: each (item, event) pair once; the ids not in the menu come
+    /// back.
+    fn event_group(
+        &self,
+        events: Vec<(i32, String, OwnedVariant, u32)>,
+    ) -> zbus::fdo::Result<Vec<i32>> {
+        if events.len() > MAX_GROUP {
+            return Err(too_many("events", MAX_GROUP));
+        }
+        let mut done: Vec<(i32, &str)> = Vec::new();
+        let mut missing = Vec::new();
+        for (id, event, _, _) in &events {
+            if done.contains(&(*id, event.as_str())) {
+                continue;
+            }
+            done.push((*id, event.as_str()));
+            if !self.clicked(*id, event) {
+                missing.push(*id);
+            }
+        }
+        Ok(missing)
     }
 
     fn about_to_show(&self, _id: i32) -> bool {
         false
     }
 
-    fn about_to_show_group(&self, _ids: Vec<i32>) -> (Vec<i32>, Vec<i32>) {
-        (Vec::new(), Vec::new())
+    fn about_to_show_group(&self, ids: Vec<i32>) -> zbus::fdo::Result<(Vec<i32>, Vec<i32>)> {
+        if ids.len() > MAX_GROUP {
+            return Err(too_many("ids", MAX_GROUP));
+        }
+        Ok((Vec::new(), Vec::new()))
     }
 
     #[zbus(property)]
@@ -308,82 +464,159 @@ mod tests {
     use super::*;
     use crate::model::Action;
 
-    fn lines() -> Vec<MenuLine> {
-        vec![
+    fn session(id: &str) -> MenuLine {
+        MenuLine::Session {
+            label: format!("{id} · Claude Code · 2 unread"),
+            session: id.into(),
+        }
+    }
+
+    fn lines_with(sessions: &[&str]) -> Vec<MenuLine> {
+        let mut lines = vec![
             MenuLine::Info("Fabric: running".into()),
-            MenuLine::Session {
-                label: "alpha — 2 unread".into(),
-                session: "s-1".into(),
-            },
+            MenuLine::Separator,
+        ];
+        lines.extend(sessions.iter().map(|s| session(s)));
+        lines.extend([
             MenuLine::Separator,
             MenuLine::Submenu {
-                label: "Pause notifications".into(),
+                label: "Notifications".into(),
                 items: vec![MenuLine::Item {
-                    label: "For an hour".into(),
+                    label: "Pause 1 hour".into(),
                     action: Action::PauseHour,
                     enabled: true,
                 }],
+            },
+            MenuLine::Item {
+                label: "Open hook log".into(),
+                action: Action::OpenHookLog,
+                enabled: true,
             },
             MenuLine::Item {
                 label: "Quit".into(),
                 action: Action::Quit,
                 enabled: true,
             },
-        ]
+        ]);
+        lines
+    }
+
+    fn recording() -> (Arc<std::sync::Mutex<Vec<String>>>, DbusMenu) {
+        let sent = Arc::new(std::sync::Mutex::new(Vec::new()));
+        let sink = Arc::clone(&sent);
+        let menu = DbusMenu::new(
+            &lines_with(&["s-1"]),
+            Arc::new(move |choice| sink.lock().unwrap().push(choice)),
+        );
+        (sent, menu)
     }
 
     #[test]
-    fn lines_are_numbered_depth_first_with_their_choices() {
-        let tree = Tree::of(&lines());
-        assert_eq!(tree.items[0].children, vec![1, 2, 3, 4, 6]);
-        assert_eq!(tree.items[4].children, vec![5]);
-        assert_eq!(tree.choice_of(1), None, "an info line");
-        assert_eq!(tree.choice_of(2), Some("focus:s-1"));
-        assert_eq!(tree.choice_of(5), Some(Action::PauseHour.id()));
-        assert_eq!(tree.choice_of(6), Some(Action::Quit.id()));
-        assert_eq!(tree.choice_of(0), None);
-        assert!(tree.items[3].separator);
-        assert!(!tree.items[1].separator);
-        assert!(tree.get(7).is_none() && tree.get(-1).is_none());
+    fn lines_are_nested_in_order_with_their_choices() {
+        let tree = Tree::of(&lines_with(&["s-1"]), &mut Ids::default());
+        let root = &tree.items[&ROOT];
+        assert_eq!(root.children.len(), 7);
+        let labels: Vec<&str> = root
+            .children
+            .iter()
+            .map(|id| tree.items[id].label.as_str())
+            .collect();
+        assert_eq!(
+            labels,
+            [
+                "Fabric: running",
+                "",
+                "s-1 · Claude Code · 2 unread",
+                "",
+                "Notifications",
+                "Open hook log",
+                "Quit"
+            ]
+        );
+        let submenu = &tree.items[&root.children[4]];
+        assert_eq!(submenu.children.len(), 1);
+        assert_eq!(
+            tree.choice_of(submenu.children[0]),
+            Some(Action::PauseHour.id())
+        );
+        assert_eq!(tree.choice_of(root.children[0]), None, "an info line");
+        assert_eq!(tree.choice_of(root.children[2]), Some("focus:s-1"));
+        assert_eq!(tree.choice_of(ROOT), None);
+        assert!(tree.items[&root.children[1]].separator);
+        assert!(!tree.items[&root.children[0]].enabled);
+        assert!(tree.get(-1).is_none());
+    }
+
+    #[test]
+    fn a_number_stands_for_a_meaning_not_a_place() {
+        let mut ids = Ids::default();
+        let before = Tree::of(&lines_with(&["s-1"]), &mut ids);
+        // Sessions appear above the actions: every action keeps its number.
+        let after = Tree::of(&lines_with(&["s-0", "s-1", "s-2"]), &mut ids);
+        for choice in ["focus:s-1", "pause-hour", "open-hook-log", "quit"] {
+            assert_eq!(before.id_of(choice), after.id_of(choice), "{choice}");
+        }
+        // A session that ends takes its number with it, never to be given out again.
+        let gone = after.id_of("focus:s-0").unwrap();
+        let later = Tree::of(&lines_with(&["s-1", "s-3"]), &mut ids);
+        assert!(later.get(gone).is_none());
+        assert!(later.items.keys().all(|&id| id != gone));
+        let back = Tree::of(&lines_with(&["s-0"]), &mut ids);
+        assert_ne!(back.id_of("focus:s-0"), Some(gone));
+    }
+
+    #[test]
+    fn a_click_after_the_layout_changed_runs_what_was_drawn_or_nothing() {
+        let (sent, mut menu) = recording();
+        let drawn = menu.tree().clone();
+        let hook_log = drawn.id_of("open-hook-log").unwrap();
+        let session = drawn.id_of("focus:s-1").unwrap();
+        let quit = drawn.id_of("quit").unwrap();
+        // Between the host's GetLayout and its Event, a session appears and s-1 ends.
+        assert!(menu.replace(&lines_with(&["s-0", "s-2", "s-3"])));
+        assert_eq!(menu.revision(), 2);
+        assert!(menu.clicked(hook_log, "clicked"));
+        assert!(
+            !menu.clicked(session, "clicked"),
+            "the ended session's line"
+        );
+        assert_eq!(*sent.lock().unwrap(), vec!["open-hook-log".to_string()]);
+        assert!(
+            !sent.lock().unwrap().iter().any(|c| c == "quit"),
+            "Quit ({quit}) never runs for another item"
+        );
     }
 
     #[test]
     fn an_info_line_is_disabled_and_clicks_on_it_or_a_separator_send_nothing() {
-        let sent = Arc::new(std::sync::Mutex::new(Vec::new()));
-        let sink = Arc::clone(&sent);
-        let menu = DbusMenu::new(
-            Tree::of(&lines()),
-            Arc::new(move |choice| sink.lock().unwrap().push(choice)),
-        );
-        assert!(menu.clicked(1, "clicked"), "the info line exists");
-        assert!(menu.clicked(3, "clicked"), "the separator exists");
-        assert!(menu.clicked(2, "hovered"));
-        assert!(menu.clicked(2, "clicked"));
-        assert!(menu.clicked(6, "clicked"));
-        assert!(!menu.clicked(99, "clicked"));
-        assert_eq!(
-            *sent.lock().unwrap(),
-            vec!["focus:s-1".to_string(), Action::Quit.id().to_string()]
-        );
-        let info = Tree::of(&[MenuLine::Info("x".into())]);
-        assert!(!info.items[1].enabled);
+        let (sent, menu) = recording();
+        let root = menu.tree().items[&ROOT].children.clone();
+        assert!(menu.clicked(root[0], "clicked"), "the info line exists");
+        assert!(menu.clicked(root[1], "clicked"), "the separator exists");
+        assert!(menu.clicked(root[2], "hovered"));
+        assert!(sent.lock().unwrap().is_empty());
+        assert!(menu.clicked(root[2], "clicked"));
+        assert!(!menu.clicked(99_999, "clicked"));
+        assert_eq!(*sent.lock().unwrap(), vec!["focus:s-1".to_string()]);
     }
 
     #[test]
     fn properties_follow_the_kind_and_the_names_asked_for() {
-        let tree = Tree::of(&lines());
-        let sep = tree.properties(3, &[]);
+        let tree = Tree::of(&lines_with(&[]), &mut Ids::default());
+        let root = &tree.items[&ROOT].children;
+        let sep = tree.properties(root[1], &[]);
         assert_eq!(
             sep.get("type"),
             Some(&Variant::from("separator".to_string()))
         );
         assert!(!sep.contains_key("label"));
-        let sub = tree.properties(4, &[]);
+        let sub = tree.properties(root[3], &[]);
         assert_eq!(
             sub.get("children-display"),
             Some(&Variant::from("submenu".to_string()))
         );
-        let only_label = tree.properties(6, &["label".to_string()]);
+        let quit = tree.id_of("quit").unwrap();
+        let only_label = tree.properties(quit, &["label".to_string()]);
         assert_eq!(only_label.len(), 1);
         assert_eq!(
             only_label.get("label"),
@@ -393,22 +626,79 @@ mod tests {
 
     #[test]
     fn a_changed_menu_gets_a_new_revision_and_the_same_one_does_not() {
-        let mut menu = DbusMenu::new(Tree::of(&lines()), Arc::new(|_| {}));
-        assert!(!menu.replace(Tree::of(&lines())));
+        let (_, mut menu) = recording();
+        assert!(!menu.replace(&lines_with(&["s-1"])));
         assert_eq!(menu.revision(), 1);
-        assert!(menu.replace(Tree::of(&lines()[1..])));
+        assert!(menu.replace(&lines_with(&[])));
         assert_eq!(menu.revision(), 2);
     }
 
     #[test]
     fn layouts_nest_and_stop_at_the_depth_asked_for() {
-        let tree = Tree::of(&lines());
-        let whole = tree.layout(0, None, &[]).unwrap();
-        assert_eq!(whole.children.len(), 5);
-        let shallow = tree.layout(0, Some(0), &[]).unwrap();
+        let tree = Tree::of(&lines_with(&["s-1"]), &mut Ids::default());
+        let whole = tree.layout(ROOT, None, &[]).unwrap();
+        assert_eq!(whole.children.len(), 7);
+        let shallow = tree.layout(ROOT, Some(0), &[]).unwrap();
         assert!(shallow.children.is_empty());
-        let sub = tree.layout(4, None, &[]).unwrap();
-        assert_eq!(sub.children.len(), 1);
-        assert!(tree.layout(42, None, &[]).is_none());
+        let submenu = tree.items[&ROOT].children[4];
+        assert_eq!(tree.layout(submenu, None, &[]).unwrap().children.len(), 1);
+        assert!(tree.layout(42_000, None, &[]).is_none());
+    }
+
+    #[test]
+    fn texts_from_outside_reach_the_bus_clean() {
+        let tree = Tree::of(
+            &[
+                MenuLine::Info("Fabric: running at http://a\0b".into()),
+                MenuLine::Session {
+                    label: format!("pro\0ject\u{1b} · {}", "x".repeat(10_000)),
+                    session: "s".into(),
+                },
+            ],
+            &mut Ids::default(),
+        );
+        for item in tree.items.values() {
+            assert!(
+                !item.label.chars().any(char::is_control),
+                "{:?}",
+                item.label
+            );
+            assert!(item.label.chars().count() <= safe_text::LINE_MAX_CHARS);
+        }
+    }
+
+    #[test]
+    fn group_calls_are_bounded_and_answer_each_item_once() {
+        let (sent, menu) = recording();
+        let quit = menu.tree().id_of("quit").unwrap();
+        let flood = vec![quit; 4_000_000];
+        assert!(matches!(
+            menu.get_group_properties(flood, Vec::new()),
+            Err(zbus::fdo::Error::LimitsExceeded(_))
+        ));
+        let repeated = vec![quit; MAX_GROUP];
+        let answer = menu.get_group_properties(repeated, Vec::new()).unwrap();
+        assert_eq!(answer.len(), 1, "one answer per item");
+        let names = vec!["label".to_string(); MAX_PROPERTY_NAMES + 1];
+        assert!(menu.get_group_properties(vec![quit], names).is_err());
+        let event = || (quit, "clicked".to_string(), OwnedVariant::from(0u8), 0u32);
+        assert!(menu.event_group(vec![event(); MAX_GROUP + 1]).is_err());
+        assert!(
+            sent.lock().unwrap().is_empty(),
+            "a refused group presses nothing"
+        );
+        let missing = menu
+            .event_group(vec![
+                event(),
+                event(),
+                (77_777, "clicked".into(), OwnedVariant::from(0u8), 0),
+            ])
+            .unwrap();
+        assert_eq!(missing, vec![77_777]);
+        assert_eq!(
+            *sent.lock().unwrap(),
+            vec!["quit".to_string()],
+            "pressed once"
+        );
     }
 }

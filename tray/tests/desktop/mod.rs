@@ -255,6 +255,16 @@ impl Desktop {
     /// A desktop for test `name` (screenshots and logs in a folder of that name), with
     /// trayer running or not.
     pub fn start(name: &str, with_trayer: bool) -> Desktop {
+        let mut desktop = Desktop::start_bare(name);
+        desktop.start_dunst();
+        if with_trayer {
+            desktop.start_trayer();
+        }
+        desktop
+    }
+
+    /// Xvfb, the session bus and dbus-monitor only: no notification daemon, no tray.
+    pub fn start_bare(name: &str) -> Desktop {
         let dir = tempfile::tempdir().unwrap();
         let run_dir = dir.path().join("run");
         std::fs::create_dir_all(&run_dir).unwrap();
@@ -324,14 +334,15 @@ impl Desktop {
         monitor.stdout(log).stderr(Stdio::null());
         let child = monitor.spawn().expect("dbus-monitor");
         desktop.procs.push("dbus-monitor", child);
+        desktop
+    }
 
-        let dunst = desktop.command("dunst");
-        desktop.spawn_logged("dunst", dunst);
-        if with_trayer {
-            desktop.start_trayer();
-        }
+    /// dunst, the notification daemon, once it owns its name.
+    pub fn start_dunst(&mut self) {
+        let dunst = self.command("dunst");
+        self.spawn_logged("dunst", dunst);
         wait_until("dunst on the bus", WAIT, || {
-            let out = desktop.run(
+            let out = self.run(
                 "dbus-send",
                 &[
                     "--session",
@@ -346,7 +357,6 @@ impl Desktop {
                 .contains("boolean true")
                 .then_some(())
         });
-        desktop
     }
 
     pub fn start_trayer(&mut self) {
@@ -719,4 +729,75 @@ pub fn notify_calls(log: &str) -> Vec<NotifyCall> {
         calls.extend(parsed);
     }
     calls
+}
+
+/// The long-lived "host": a bash that runs each hook as its child, so the session's host pid
+/// stays alive between hooks.
+pub struct Host {
+    child: Child,
+    stdin: std::process::ChildStdin,
+}
+
+impl Host {
+    pub fn start(desktop: &Desktop) -> Host {
+        Host::start_with_env(desktop, &[])
+    }
+
+    /// A host whose environment also has `env` (a terminal's variables, say).
+    pub fn start_with_env(desktop: &Desktop, env: &[(&str, &str)]) -> Host {
+        let mut command = desktop.command("bash");
+        command.envs(env.iter().copied());
+        let mut child = command
+            .stdin(Stdio::piped())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let stdin = child.stdin.take().unwrap();
+        Host { child, stdin }
+    }
+
+    pub fn hook(&mut self, desktop: &Desktop, event: &str, session: &str, cwd: &Path) {
+        use std::io::Write;
+        let payload = serde_json::json!({
+            "session_id": session,
+            "transcript_path": desktop.home().join("t.jsonl"),
+            "cwd": cwd,
+            "hook_event_name": event,
+            "source": "startup",
+        });
+        let file = desktop
+            .home()
+            .join(format!("payload-{session}-{event}-{}.json", fastrand_ish()));
+        std::fs::write(&file, payload.to_string()).unwrap();
+        let cli_event = match event {
+            "SessionStart" => "session-start",
+            "Stop" => "stop",
+            other => panic!("unknown event {other}"),
+        };
+        // Exactly the command the installer wrote into ~/.claude/settings.json.
+        writeln!(
+            self.stdin,
+            "cd '{}' && '{}' hook {cli_event} < '{}'",
+            cwd.display(),
+            desktop.stable_binary().display(),
+            file.display()
+        )
+        .unwrap();
+        self.stdin.flush().unwrap();
+    }
+}
+
+impl Drop for Host {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+pub fn fastrand_ish() -> u128 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_nanos()
 }

@@ -1,0 +1,140 @@
+//! The snapshot reader: one thread that gathers what a refresh needs (the tray's snapshot,
+//! including whether the person is looking at a session, which may ask tmux and the X
+//! server; the settings; Fabric's pid) off the shell's thread, so a slow file system, tmux
+//! or X server never freezes the menu. Requests coalesce: any number of them while a read
+//! runs make one more read. Each reading goes to the controller through the shell's event
+//! channel.
+
+use std::sync::{Arc, Condvar, Mutex};
+
+use companion_core::paths::Paths;
+use companion_core::settings::{self, Settings};
+
+use crate::model::{FabricLine, Snapshot};
+use crate::{clock, snapshot};
+
+/// One reading of everything a refresh decides from.
+#[derive(Debug, Clone)]
+pub struct Reading {
+    pub snapshot: Snapshot,
+    pub settings: Settings,
+    /// Fabric's pid while it runs (the background thread watches it).
+    pub fabric_pid: Option<u32>,
+    /// When it was read (Unix seconds).
+    pub now: i64,
+}
+
+#[derive(Default)]
+struct State {
+    wanted: bool,
+    stopping: bool,
+}
+
+/// The reader thread's handle; dropping it ends the thread after its current read.
+pub struct Reader {
+    state: Arc<(Mutex<State>, Condvar)>,
+}
+
+impl Reader {
+    /// Starts the thread; `deliver` gets each reading.
+    pub fn start(
+        paths: Paths,
+        deliver: impl Fn(Reading) + Send + 'static,
+    ) -> std::io::Result<Reader> {
+        let state: Arc<(Mutex<State>, Condvar)> = Arc::default();
+        let shared = Arc::clone(&state);
+        std::thread::Builder::new()
+            .name("snapshot".into())
+            .spawn(move || {
+                while wait_for_request(&shared) {
+                    deliver(read(&paths));
+                }
+            })?;
+        Ok(Reader { state })
+    }
+
+    /// Asks for a fresh reading (coalesced with any already asked for).
+    pub fn request(&self) {
+        let (lock, wake) = &*self.state;
+        lock.lock().unwrap_or_else(|e| e.into_inner()).wanted = true;
+        wake.notify_one();
+    }
+}
+
+impl Drop for Reader {
+    fn drop(&mut self) {
+        let (lock, wake) = &*self.state;
+        lock.lock().unwrap_or_else(|e| e.into_inner()).stopping = true;
+        wake.notify_one();
+    }
+}
+
+/// Waits for a request; false when the reader is stopping.
+fn wait_for_request(state: &(Mutex<State>, Condvar)) -> bool {
+    let (lock, wake) = state;
+    let mut current = lock.lock().unwrap_or_else(|e| e.into_inner());
+    while !current.wanted && !current.stopping {
+        current = wake.wait(current).unwrap_or_else(|e| e.into_inner());
+    }
+    current.wanted = false;
+    !current.stopping
+}
+
+/// Reads everything a refresh needs, now.
+pub fn read(paths: &Paths) -> Reading {
+    let now = clock::now_unix();
+    let snapshot = snapshot::read(paths, now);
+    let settings = settings::load(&settings::settings_path(paths));
+    let fabric_pid = match snapshot.fabric {
+        FabricLine::Running { .. } => companion_core::hub::read_fabric_state(&paths.hub_json())
+            .hub()
+            .map(|hub| hub.pid),
+        FabricLine::Down { .. } => None,
+    };
+    Reading {
+        snapshot,
+        settings,
+        fabric_pid,
+        now,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::mpsc;
+    use std::time::Duration;
+
+    #[test]
+    fn readings_happen_on_the_readers_thread_and_requests_coalesce() {
+        let home = tempfile::tempdir().unwrap();
+        let home = home.path();
+        let fabric_dir = home.join("share/passioncode-fabric");
+        let paths = Paths {
+            home: home.to_path_buf(),
+            services_dir: fabric_dir.join("services"),
+            fabric_dir,
+            cache_dir: home.join("cache/fabric-companion"),
+            data_dir: home.join("share/fabric-companion"),
+            config_dir: home.join("config/fabric-companion"),
+        };
+        let (tx, rx) = mpsc::channel();
+        let reader = Reader::start(paths, move |_reading| {
+            let _ = tx.send(std::thread::current().name().map(str::to_string));
+        })
+        .unwrap();
+        reader.request();
+        let first = rx.recv_timeout(Duration::from_secs(30)).unwrap();
+        assert_eq!(first.as_deref(), Some("snapshot"));
+        assert_ne!(
+            std::thread::current().name(),
+            Some("snapshot"),
+            "the caller's thread only asks"
+        );
+        drop(reader);
+        assert!(
+            rx.recv_timeout(Duration::from_secs(5)).is_err(),
+            "no reading after the reader is dropped"
+        );
+    }
+}
