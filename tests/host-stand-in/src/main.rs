@@ -23,6 +23,10 @@
 //! out, `{"code": <exit code or null>, "stdout": "...", "stderr": "...", "elapsed_ms": <n>,
 //! "timed_out": <bool>}`. It exits 0 when its stdin closes.
 //!
+//! With `HOST_STAND_IN_RECORD=<file>` set, every start first appends `{"started": [args…]}` to
+//! that file: the stand-in then also plays a program another starts (the dashboard the tray
+//! opens, which Wine cannot run).
+//!
 //! `host-stand-in --lock <file>` is another program holding a file open with no sharing at all
 //! (an editor, a backup or antivirus tool): it creates the file if needed, prints
 //! `{"locked": true}`, and keeps it until its stdin closes.
@@ -77,6 +81,17 @@ fn parse_options() -> Result<Options, String> {
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
+    if let Some(record) = std::env::var_os("HOST_STAND_IN_RECORD") {
+        let line = format!("{}\n", json!({"started": args}));
+        let _ = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(record)
+            .and_then(|mut file| file.write_all(line.as_bytes()));
+        if args.is_empty() {
+            return ExitCode::SUCCESS;
+        }
+    }
     if let [flag, path] = args.as_slice()
         && flag == "--lock"
     {

@@ -132,6 +132,66 @@ impl Display {
         assert!(status.success(), "import failed");
     }
 
+    /// Every window in the tree (`xwininfo -root -tree`), in its order: children follow
+    /// their parent, one indentation deeper.
+    pub fn tree(&self) -> Vec<XWindow> {
+        let out = self
+            .command("xwininfo")
+            .args(["-root", "-tree"])
+            .output()
+            .expect("xwininfo");
+        String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .filter_map(XWindow::parse)
+            .collect()
+    }
+
+    /// The icon docked in trayer: the first window of `class` inside trayer's panel.
+    pub fn docked_icon(&self, class: &str) -> Option<XWindow> {
+        let tree = self.tree();
+        let panel = tree
+            .iter()
+            .position(|w| w.class == "trayer" && w.name == "panel")?;
+        let depth = tree[panel].depth;
+        tree[panel + 1..]
+            .iter()
+            .take_while(|w| w.depth > depth)
+            .find(|w| w.class == class && w.w >= 16 && w.h >= 16)
+            .cloned()
+    }
+
+    /// Top-level windows of `class` at least `min` pixels wide and high (a menu, a balloon).
+    pub fn top_windows(&self, class: &str, min: u32) -> Vec<XWindow> {
+        let tree = self.tree();
+        let top = tree.iter().map(|w| w.depth).min().unwrap_or(0);
+        tree.into_iter()
+            .filter(|w| w.depth == top && w.class == class && w.w >= min && w.h >= min)
+            .collect()
+    }
+
+    /// A screenshot's pixels in `window`'s rectangle (RGB), saving the whole screen as `path`.
+    pub fn pixels(&self, path: &Path, window: &XWindow) -> Vec<[u8; 3]> {
+        self.screenshot(path);
+        let mut decoder = png::Decoder::new(std::io::BufReader::new(
+            std::fs::File::open(path).expect("the screenshot"),
+        ));
+        // import writes a palette or grey image when the screen has few colours: 8-bit RGB(A).
+        decoder.set_transformations(png::Transformations::normalize_to_color8());
+        let mut reader = decoder.read_info().expect("a PNG");
+        let mut buffer = vec![0; reader.output_buffer_size()];
+        let info = reader.next_frame(&mut buffer).expect("a frame");
+        let channels = info.color_type.samples();
+        assert!(channels >= 3, "an RGB screenshot: {:?}", info.color_type);
+        let mut pixels = Vec::new();
+        for y in window.y.max(0) as u32..(window.y.max(0) as u32 + window.h).min(info.height) {
+            for x in window.x.max(0) as u32..(window.x.max(0) as u32 + window.w).min(info.width) {
+                let at = ((y * info.width + x) as usize) * channels;
+                pixels.push([buffer[at], buffer[at + 1], buffer[at + 2]]);
+            }
+        }
+        pixels
+    }
+
     /// Viewable windows whose name contains `name` (xdotool's search).
     pub fn windows_named(&self, name: &str) -> Vec<u32> {
         let out = self
@@ -157,6 +217,65 @@ impl Drop for Display {
             let _ = child.kill();
             let _ = child.wait();
         }
+    }
+}
+
+/// A window as `xwininfo -tree` lists it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct XWindow {
+    pub id: u32,
+    /// How deep in the tree (its line's indentation).
+    pub depth: usize,
+    pub name: String,
+    /// `WM_CLASS`'s class part ("explorer.exe", "trayer"); empty when it has none.
+    pub class: String,
+    pub w: u32,
+    pub h: u32,
+    /// Where it is on the screen.
+    pub x: i32,
+    pub y: i32,
+}
+
+impl XWindow {
+    /// `     0x60000a "name": ("explorer.exe" "explorer.exe")  22x32+1002+736  +1002+736`
+    fn parse(line: &str) -> Option<XWindow> {
+        let trimmed = line.trim_start();
+        let depth = line.len() - trimmed.len();
+        let (id, rest) = trimmed.split_once(' ')?;
+        let id = u32::from_str_radix(id.strip_prefix("0x")?, 16).ok()?;
+        let name = match rest.strip_prefix('"') {
+            Some(named) => named.split_once("\":").map(|(n, _)| n.to_owned())?,
+            None => String::new(),
+        };
+        let class = rest
+            .split_once(": (")
+            .and_then(|(_, c)| c.split_once(')'))
+            .map(|(c, _)| c.rsplit('"').nth(1).unwrap_or("").to_owned())
+            .unwrap_or_default();
+        let words: Vec<&str> = rest.split_whitespace().collect();
+        let absolute = words.last()?;
+        let size = words.get(words.len().checked_sub(2)?)?;
+        let (w, size_rest) = size.split_once('x')?;
+        let h = size_rest.split(['+', '-']).next()?;
+        let mut corner = absolute
+            .trim_start_matches('+')
+            .split('+')
+            .map(|n| n.parse::<i32>());
+        Some(XWindow {
+            id,
+            depth,
+            name,
+            class,
+            w: w.parse().ok()?,
+            h: h.parse().ok()?,
+            x: corner.next()?.ok()?,
+            y: corner.next()?.ok()?,
+        })
+    }
+
+    /// Its centre on the screen.
+    pub fn center(&self) -> (i32, i32) {
+        (self.x + self.w as i32 / 2, self.y + self.h as i32 / 2)
     }
 }
 

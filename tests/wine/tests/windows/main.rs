@@ -8,6 +8,8 @@
 //! - `hostile`: the hostile-stdin and special-file cases of the Linux suite that Windows has;
 //! - `install`: `install-host-hooks` dry run, apply and remove, each written command run as its
 //!   host runs it;
+//! - `tray`: `fabric-tray` docked into `trayer` by Wine's notification area: icon, count,
+//!   menu, balloon, Quit;
 //! - `watch`: `watch-mail`.
 //!
 //! What Wine cannot run is said in the README's Windows row.
@@ -17,4 +19,5 @@ mod common;
 mod hooks;
 mod hostile;
 mod install;
+mod tray;
 mod watch;
