@@ -280,6 +280,23 @@ impl Prefix {
         command
     }
 
+    /// Runs a Windows program file to its end under the watchdog.
+    pub fn run_exe(
+        &self,
+        exe: &Path,
+        args: &[&str],
+        env: &[(String, String)],
+        stdin: &[u8],
+    ) -> Output {
+        let mut command = self.wine(exe);
+        command.args(args).envs(env.iter().map(|(k, v)| (k, v)));
+        run_watched(
+            command,
+            stdin,
+            &format!("{} {}", exe.display(), args.join(" ")),
+        )
+    }
+
     /// Runs one of our programs to its end under the watchdog.
     pub fn run(
         &self,

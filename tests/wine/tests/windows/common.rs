@@ -4,7 +4,7 @@
 
 use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::{Child, Output, Stdio};
 
 use fabric_fake::FakeFabric;
@@ -149,12 +149,17 @@ impl Person {
         }
     }
 
-    /// Installs our hooks for `host` as a person does: the dry run, then the exact command it
-    /// prints. Returns the dry run's text.
-    pub fn install_hooks(&self, host: &str, program: &str, extra: &[&str]) -> String {
+    /// Installs our hooks for `host` as a person does, with the build's `fabric-session.exe`:
+    /// the dry run, then the exact command it prints. Returns the dry run's text.
+    pub fn install_hooks(&self, host: &str, extra: &[&str]) -> String {
+        self.install_hooks_with(&self.prefix.bench().exe("fabric-session"), host, extra)
+    }
+
+    /// [`Person::install_hooks`] with the program `exe` (the package's, say).
+    pub fn install_hooks_with(&self, exe: &Path, host: &str, extra: &[&str]) -> String {
         let mut args = vec!["install-host-hooks", "--host", host];
         args.extend(extra);
-        let dry = self.prefix.run(program, &args, &self.env(), b"");
+        let dry = self.prefix.run_exe(exe, &args, &self.env(), b"");
         let text = String::from_utf8_lossy(&dry.stdout).into_owned();
         assert_eq!(dry.status.code(), Some(0), "{host} dry run: {dry:?}");
         let digest = text
@@ -164,7 +169,7 @@ impl Person {
             .unwrap_or_else(|| panic!("{host}: no apply command in the dry run:\n{text}"))
             .to_owned();
         args.extend(["--apply", "--expect-sha256", &digest]);
-        let applied = self.prefix.run(program, &args, &self.env(), b"");
+        let applied = self.prefix.run_exe(exe, &args, &self.env(), b"");
         assert_eq!(applied.status.code(), Some(0), "{host} apply: {applied:?}");
         text
     }

@@ -35,11 +35,7 @@ fn wired(test: &str) -> Option<Person> {
     person.fabric_running(&["session-hooks/1"]);
     let stable = person.install_stable_copy();
     for host in HOSTS {
-        person.install_hooks(
-            host,
-            "fabric-session",
-            &["--script", &person.prefix.win(&stable)],
-        );
+        person.install_hooks(host, &["--script", &person.prefix.win(&stable)]);
     }
     Some(person)
 }

@@ -29,7 +29,7 @@ fn dry_run_apply_and_remove_for_every_host_with_each_command_run_as_its_host_run
             "{host}: a fresh machine has no {}",
             config.display()
         );
-        let dry = person.install_hooks(host, "fabric-session", &[]);
+        let dry = person.install_hooks(host, &[]);
         assert!(
             dry.starts_with("Dry run: nothing was written."),
             "{host}:\n{dry}"
@@ -90,7 +90,7 @@ fn dry_run_apply_and_remove_for_every_host_with_each_command_run_as_its_host_run
             text.contains("it would be deleted (no backup)"),
             "{host}:\n{text}"
         );
-        person.install_hooks(host, "fabric-session", &["--remove"]);
+        person.install_hooks(host, &["--remove"]);
         assert!(
             !config.exists(),
             "{host}: {} is left after the removal",
@@ -123,7 +123,7 @@ fn a_program_in_a_folder_with_a_space_runs_through_cmd_by_its_short_name() {
     let program_win = person.prefix.win(&program);
     let cwd = person.project_win();
     for host in ["codex", "kimi"] {
-        person.install_hooks(host, "fabric-session", &["--script", &program_win]);
+        person.install_hooks(host, &["--script", &program_win]);
         let command = person.commands(host)["SessionStart"].clone();
         if host == "codex" {
             // Codex's cmd argument cannot be quoted: the folder's 8.3 name stands in.

@@ -8,6 +8,7 @@
 //! - `hostile`: the hostile-stdin and special-file cases of the Linux suite that Windows has;
 //! - `install`: `install-host-hooks` dry run, apply and remove, each written command run as its
 //!   host runs it;
+//! - `package`: the Windows installer installed, upgraded and uninstalled silently;
 //! - `tray`: `fabric-tray` docked into `trayer` by Wine's notification area: icon, count,
 //!   menu, balloon, Quit;
 //! - `watch`: `watch-mail`.
@@ -19,5 +20,6 @@ mod common;
 mod hooks;
 mod hostile;
 mod install;
+mod package;
 mod tray;
 mod watch;

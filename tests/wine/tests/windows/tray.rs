@@ -143,7 +143,7 @@ fn the_tray_docks_counts_opens_its_menu_notifies_by_balloon_and_quits_with_its_c
             .is_file()
     });
     person.register("claude");
-    person.install_hooks("claude", "fabric-session", &[]);
+    person.install_hooks("claude", &[]);
     person.fabric_running(&["session-hooks/1"]);
     person.fake.set_unread(0);
     let running = {
