@@ -214,19 +214,39 @@ fn run_everything(person: &Person, target: &Target, label: &str) -> Vec<(String,
         said.push((args.join(" "), out.status.code().unwrap_or(-1), stable));
     }
     let cwd = person.project_win();
-    for host in HOSTS {
-        for (event, name) in EVENTS {
-            let input = payload::input(host, name, &session_of(host), &cwd);
-            let out = person.session(&["hook", event, "--host", host], input.as_bytes());
-            let stderr = scrub(&out.stderr);
-            assert_eq!(stderr, "", "{label}: {event} {host} said on stderr");
-            said.push((
-                format!("{event} {host}"),
-                out.status.code().unwrap_or(-1),
-                scrub(&out.stdout),
-            ));
-        }
-    }
+    // The hosts' sessions side by side (each its own session, its events in order), as
+    // sessions of several hosts run on one machine.
+    let per_host: Vec<Vec<(String, i32, String)>> = std::thread::scope(|scope| {
+        let runs: Vec<_> = HOSTS
+            .iter()
+            .map(|host| {
+                let (cwd, scrub) = (&cwd, &scrub);
+                scope.spawn(move || {
+                    let mut said = Vec::new();
+                    for (event, name) in EVENTS {
+                        let input = payload::input(host, name, &session_of(host), cwd);
+                        let out =
+                            person.session(&["hook", event, "--host", host], input.as_bytes());
+                        let stderr = scrub(&out.stderr);
+                        assert_eq!(stderr, "", "{label}: {event} {host} said on stderr");
+                        said.push((
+                            format!("{event} {host}"),
+                            out.status.code().unwrap_or(-1),
+                            scrub(&out.stdout),
+                        ));
+                    }
+                    said
+                })
+            })
+            .collect();
+        runs.into_iter()
+            .map(|run| {
+                run.join()
+                    .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+            })
+            .collect()
+    });
+    said.extend(per_host.into_iter().flatten());
     // The workers the Stops and SessionEnds started are done before anything is compared.
     wait_until(
         &format!("{label}: workers done"),
