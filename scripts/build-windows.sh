@@ -14,8 +14,9 @@
 # dependency are compiled once, with code, for both. The lint covers what the MSVC target
 # would: none of our code is specific to the C runtime (the shipping build stays
 # x86_64-pc-windows-msvc, on Windows runners; see .github/workflows/ci.yml). The target folder
-# ($FABRIC_FOREIGN_TARGET_DIR, default <cargo target dir>/foreign) is kept between runs: warm,
-# only what changed is rebuilt.
+# ($FABRIC_WINDOWS_TARGET_DIR, default <cargo target dir>/windows: its own, so that it never
+# waits on the macOS check's lock when both run at once) is kept between runs: warm, only
+# what changed is rebuilt.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -37,14 +38,14 @@ for tool in "$debian_cargo" /usr/bin/rustc /usr/bin/clippy-driver x86_64-w64-min
 done
 [ -f ui/dist/index.html ] || (cd ui && { [ -d node_modules ] || npm ci --no-audit --no-fund --loglevel=error; } && npm run build >&2)
 
-if [ -z "${FABRIC_FOREIGN_TARGET_DIR:-}" ]; then
+if [ -z "${FABRIC_WINDOWS_TARGET_DIR:-}" ]; then
   target_root=$("$debian_cargo" metadata --format-version 1 --no-deps \
     | python3 -c 'import json, sys; print(json.load(sys.stdin)["target_directory"])')
-  FABRIC_FOREIGN_TARGET_DIR="$target_root/foreign"
+  FABRIC_WINDOWS_TARGET_DIR="$target_root/windows"
 fi
 triple=x86_64-pc-windows-gnu
 
-flags=(-Zbuild-std=std,panic_abort --target "$triple" --target-dir "$FABRIC_FOREIGN_TARGET_DIR" --locked)
+flags=(-Zbuild-std=std,panic_abort --target "$triple" --target-dir "$FABRIC_WINDOWS_TARGET_DIR" --locked)
 [ "$profile" = release ] && flags+=(--release)
 env=(
   CARGO="$debian_cargo" RUSTC=/usr/bin/rustc RUSTC_BOOTSTRAP=1
@@ -59,4 +60,4 @@ else
   echo "== build for $triple ($profile)" >&2
 fi
 env "${env[@]}" nice "$debian_cargo" build "${flags[@]}" "${scope[@]}" >&2
-echo "$FABRIC_FOREIGN_TARGET_DIR/$triple/$profile"
+echo "$FABRIC_WINDOWS_TARGET_DIR/$triple/$profile"

@@ -21,7 +21,7 @@ pub const WINESERVER: &str = "/usr/lib/wine/wineserver";
 /// The mingw compiler the `ProcessPrng` shim is built with.
 pub const MINGW_GCC: &str = "x86_64-w64-mingw32-gcc";
 /// Where the Windows builds are when `FABRIC_WINE_BIN_DIR` does not say.
-const DEFAULT_BIN_DIR: &str = "target/foreign/x86_64-pc-windows-gnu/debug";
+const DEFAULT_BIN_DIR: &str = "target/windows/x86_64-pc-windows-gnu/debug";
 /// Programs every test needs.
 const PROGRAMS: [&str; 3] = ["fabric-session", "fabric-fake", "host-stand-in"];
 /// Folders of the template hard-linked into each prefix: Wine's DLLs, never written.
