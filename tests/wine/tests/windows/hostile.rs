@@ -410,3 +410,93 @@ fn every_hook_and_status_treat_a_windows_special_file_anywhere_as_absent() {
         });
     }
 }
+
+/// `hookbin/tests/faults.rs`'s case Windows has: our cache folder is a file of the person's.
+/// Every hook answers and exits 0, `status` too, and the file is left as it was.
+#[test]
+fn a_cache_folder_that_is_a_file_changes_nothing_and_stops_no_hook() {
+    let Some(mut person) = Person::new("a_cache_folder_that_is_a_file") else {
+        return;
+    };
+    person.register("claude");
+    person.fabric_running(&["session-hooks/1"]);
+    write(&person.prefix.cache_dir(), "a file of the person's");
+    let cwd = person.project_win();
+    for (event, name) in EVENTS {
+        let input = payload::input("claude", name, "cache-file-1", &cwd);
+        let out = person.session(&["hook", event, "--host", "claude"], input.as_bytes());
+        assert_eq!(out.status.code(), Some(0), "{event}: {out:?}");
+        assert!(out.stderr.is_empty(), "{event}: {out:?}");
+        if event == "session-start" {
+            let answer: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+            let context = answer["hookSpecificOutput"]["additionalContext"]
+                .as_str()
+                .unwrap_or_default();
+            assert!(context.starts_with("Fabric is running"), "{context}");
+        }
+    }
+    let status = person.session(&["status"], b"");
+    assert_eq!(status.status.code(), Some(0), "{status:?}");
+    assert!(String::from_utf8_lossy(&status.stdout).contains("Fabric: running"));
+    assert_eq!(
+        wine_bench::read_text(&person.prefix.cache_dir()),
+        "a file of the person's"
+    );
+}
+
+/// `faults.rs`'s misbehaving `fabric-mcp`, the modes Windows has (a crash, garbage on its
+/// stdout; leaving a child is done with `sleep`, a Unix program): the Stop hook exits 0 at
+/// once, the worker logs the turn's outcome as unknown, no stand-in is left, and no board is
+/// recorded from no answer.
+#[test]
+fn a_misbehaving_fabric_mcp_never_outlives_the_worker() {
+    let Some(mut person) = Person::new("a_misbehaving_fabric_mcp") else {
+        return;
+    };
+    person.register("claude");
+    person.fabric_running(&["session-hooks/1"]);
+    let cwd = person.project_win();
+    for mode in ["crash", "garbage"] {
+        person.fake.set_mode(mode);
+        let session = format!("misbehaving-{mode}");
+        let input = payload::input("claude", "Stop", &session, &cwd);
+        let out = person.session(&["hook", "stop", "--host", "claude"], input.as_bytes());
+        assert_eq!(out.status.code(), Some(0), "{mode}: {out:?}");
+        assert!(
+            out.stdout.is_empty() && out.stderr.is_empty(),
+            "{mode}: {out:?}"
+        );
+        let wanted = format!(" claude {session} outcome=unknown");
+        let logged = (0..600).any(|_| {
+            std::thread::sleep(Duration::from_millis(100));
+            person.log().contains(&wanted)
+        });
+        assert!(
+            logged,
+            "{mode}: no `{wanted}` in the log:\n{}",
+            person.log()
+        );
+        wait_until(
+            &format!("{mode}: no stand-in left"),
+            Duration::from_secs(30),
+            || {
+                person
+                    .prefix
+                    .processes_of("fabric-fake.exe --runner")
+                    .is_empty()
+                    && person
+                        .prefix
+                        .processes_of("fabric-session.exe worker")
+                        .is_empty()
+            },
+        );
+        assert!(
+            !person.fake.starts().is_empty(),
+            "{mode}: the stand-in never started"
+        );
+        assert!(
+            !person.prefix.spool(&session).join("board.json").exists(),
+            "{mode}: a board was recorded from no answer"
+        );
+    }
+}
