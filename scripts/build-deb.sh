@@ -14,10 +14,15 @@
 # plugin with its hooks running /usr/bin/fabric-session, the third-party notices), then
 # rewrites the control file's Depends (computed by dpkg-shlibdeps from the three programs,
 # plus the tray's AppIndicator library, which it loads at run time) and Maintainer, and
-# names the desktop entry and the file without a space. Needs dpkg-dev (dpkg-shlibdeps) and ui/node_modules.
+# names the desktop entry and the file without a space. Installs the system packages it needs
+# (scripts/packages.sh: the build's, dpkg-dev for dpkg-shlibdeps) and ui/node_modules when
+# missing, so it works on a fresh clone whether or not run.sh ran first; the notices step
+# fetches through cargo any crate source it lacks.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd)
+. scripts/packages.sh
+ensure_packages "${BUILD_PACKAGES[@]}"
 profile=release
 tauri_flags=()
 compression=-Zxz

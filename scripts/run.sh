@@ -5,10 +5,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-packages=(git pkg-config build-essential libssl-dev libwebkit2gtk-4.1-dev libgtk-3-dev
-  librsvg2-dev libayatana-appindicator3-dev libxdo-dev)
 . scripts/packages.sh
-ensure_packages "${packages[@]}"
+ensure_packages "${BUILD_PACKAGES[@]}"
 
 (cd ui && npm ci --no-audit --no-fund --loglevel=error && npm run build)
 cargo build --release --locked -p fabric-session -p fabric-tray -p fabric-companion

@@ -13,16 +13,15 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 # ---- system packages (installed only when missing) ---------------------------------------
+. scripts/packages.sh
 packages=(
-  git pkg-config build-essential dpkg-dev libssl-dev
-  libwebkit2gtk-4.1-dev libgtk-3-dev librsvg2-dev libayatana-appindicator3-dev libxdo-dev
+  "${BUILD_PACKAGES[@]}"
   xvfb xauth x11-utils xdotool imagemagick dbus dbus-x11 dunst trayer webkit2gtk-driver chromium
-  python3 fish zsh
+  fish zsh
   openbox xterm tmux
   haskell-status-notifier-item-utils haskell-gtk-sni-tray-utils
   rustc-web cargo-web rust-web-src rust-web-clippy gcc-mingw-w64-x86-64 wine64 nsis
 )
-. scripts/packages.sh
 ensure_packages "${packages[@]}"
 rustup component add rustfmt clippy >/dev/null 2>&1 || true
 export PATH="$HOME/.cargo/bin:$PATH"

@@ -38,7 +38,8 @@ use fabric_client::watch::schedule;
 /// Arguments of `fabric-session watch-mail`.
 #[derive(Debug, Clone, clap::Args)]
 pub struct WatchArgs {
-    /// Seconds between looks (± 20 %, never under 10).
+    /// Seconds between looks (± 20 %): 10 to 86400 (24 hours); a value outside is clamped
+    /// into that range.
     #[arg(long, default_value_t = 60)]
     pub interval: u64,
     /// The session to rejoin (default: $CLAUDE_CODE_SESSION_ID).
@@ -145,7 +146,7 @@ pub fn run(args: &WatchArgs, paths: &Paths) -> i32 {
             return EXIT_FAILED;
         }
     };
-    let interval = schedule::floored(Duration::from_secs(args.interval));
+    let interval = schedule::clamped(Duration::from_secs(args.interval));
     let code = runtime.block_on(watch(session, args.host, interval, paths, parent));
     runtime.shutdown_timeout(Duration::from_millis(100));
     code

@@ -71,10 +71,12 @@ impl Drop for Procs {
     }
 }
 
+/// Fields drop in order: the processes (and the tmux server, through its socket) go before
+/// the home folder that holds the socket.
 struct Desk {
+    procs: Procs,
     home: Home,
     display: String,
-    procs: Procs,
     socket: PathBuf,
 }
 
@@ -97,6 +99,35 @@ impl Desk {
         let pid = child.id();
         self.procs.children.push(child);
         pid
+    }
+
+    /// Starts openbox and waits for its EWMH check window. On this machine an openbox now and
+    /// then exited at once, silently, before it managed anything (seen under load, on both
+    /// tests' displays): that start is said on stderr and openbox is started again, twice at
+    /// most. Its pid.
+    fn start_openbox(&mut self) -> u32 {
+        for attempt in 1..=3 {
+            let pid = self.spawn("openbox", &["--sm-disable"]);
+            let started = std::time::Instant::now();
+            while started.elapsed() < WAIT {
+                if self
+                    .out("xprop", &["-root", "_NET_SUPPORTING_WM_CHECK"])
+                    .contains("window id")
+                {
+                    return pid;
+                }
+                let child = self.procs.children.iter_mut().find(|c| c.id() == pid);
+                if let Some(status) = child.and_then(|c| c.try_wait().ok().flatten()) {
+                    eprintln!("openbox exited at start ({status}), attempt {attempt} of 3");
+                    break;
+                }
+                std::thread::sleep(Duration::from_millis(100));
+            }
+        }
+        panic!(
+            "openbox never put up its EWMH check window on {}",
+            self.display
+        );
     }
 
     fn out(&self, program: &str, args: &[&str]) -> String {
@@ -125,21 +156,7 @@ impl Desk {
 
     /// A session whose host is `pid`, recorded as the session-start hook records one.
     fn record(&self, id: &str, pid: u32) {
-        let info = process::process_info(pid).expect("the host process");
-        let spool = Spool::new(
-            &self.home.cache_dir().join("sessions"),
-            &SessionId::new(id).unwrap(),
-        );
-        spool
-            .write_session(&SessionRecord {
-                host: Host::Claude,
-                project: "my-project".into(),
-                started_at: "2026-12-03T11:00:00Z".into(),
-                host_pid: pid,
-                host_start_ticks: info.start_ticks,
-                cwd: Some(self.home.project()),
-            })
-            .unwrap();
+        record(&self.home, id, pid, Host::Claude);
     }
 
     fn focus(&self, id: &str) -> (Option<i32>, String, String) {
@@ -154,6 +171,25 @@ impl Desk {
             String::from_utf8_lossy(&out.stderr).into_owned(),
         )
     }
+}
+
+/// A session of `host` whose host process is `pid`, recorded in `home` as the session-start
+/// hook records one.
+fn record(home: &Home, id: &str, pid: u32, host: Host) {
+    let info = process::process_info(pid).expect("the host process");
+    Spool::new(
+        &home.cache_dir().join("sessions"),
+        &SessionId::new(id).unwrap(),
+    )
+    .write_session(&SessionRecord {
+        host,
+        project: "my-project".into(),
+        started_at: "2026-12-03T11:00:00Z".into(),
+        host_pid: pid,
+        host_start_ticks: info.start_ticks,
+        cwd: Some(home.project()),
+    })
+    .unwrap();
 }
 
 /// Xvfb on a display it picks itself (`-displayfd`): tests running in parallel never clash.
@@ -229,11 +265,7 @@ fn focus_raises_the_right_window_and_pane_on_a_real_desktop() {
         procs,
         socket: socket.clone(),
     };
-    let openbox = desk.spawn("openbox", &["--sm-disable"]);
-    wait_until("openbox's EWMH check window", WAIT, || {
-        desk.out("xprop", &["-root", "_NET_SUPPORTING_WM_CHECK"])
-            .contains("window id")
-    });
+    let openbox = desk.start_openbox();
 
     // A tmux server: session alpha, window 0 (one pane), window 1 (two panes, the host in
     // pane 1); session beta (a host, no client attached). Window 0 is the one shown.
@@ -400,21 +432,7 @@ fn focus_raises_the_right_window_and_pane_on_a_real_desktop() {
 fn without_a_display_focus_says_where_the_session_is() {
     let home = Home::new();
     let mut host = Command::new("sleep").arg("1000").spawn().unwrap();
-    let pid = host.id();
-    let info = process::process_info(pid).unwrap();
-    Spool::new(
-        &home.cache_dir().join("sessions"),
-        &SessionId::new("s1").unwrap(),
-    )
-    .write_session(&SessionRecord {
-        host: Host::Codex,
-        project: "my-project".into(),
-        started_at: "2026-12-03T11:00:00Z".into(),
-        host_pid: pid,
-        host_start_ticks: info.start_ticks,
-        cwd: Some(home.project()),
-    })
-    .unwrap();
+    record(&home, "s1", host.id(), Host::Codex);
     // `program` clears the environment: no DISPLAY, no WAYLAND_DISPLAY.
     let out = home.command(&["focus", "s1"]).output().unwrap();
     let wayland = home
@@ -442,4 +460,212 @@ fn without_a_display_focus_says_where_the_session_is() {
     );
     let gone = home.command(&["focus", "s1"]).output().unwrap();
     assert_eq!(gone.status.code(), Some(3), "the host is gone now");
+}
+
+#[cfg(unix)]
+/// Runs `fabric-session focus <id>` in `home`, giving up on it (killed, then a failure) after
+/// 20 seconds.
+fn focus_watched(home: &Home, id: &str, what: &str) -> std::process::Output {
+    let mut child = home
+        .command(&["focus", id])
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let started = std::time::Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        if started.elapsed() > Duration::from_secs(20) {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("{what}: focus hung (gave up after 20 s)");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    child.wait_with_output().unwrap()
+}
+
+#[cfg(unix)]
+fn pid_gone(pid: u32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat")).map_or(true, |stat| {
+        stat.rsplit_once(") ")
+            .is_some_and(|(_, rest)| rest.starts_with('Z'))
+    })
+}
+
+/// Issue 21: tmux's output was read only after it exited, so a list bigger than a pipe holds
+/// (64 KiB) was lost (the writer blocked until the deadline killed it), and a tmux that left
+/// a process holding its output hung focus for good. Now tmux's output is read while it runs,
+/// bounded in size (1 MiB) and time (2 s), and tmux with everything it started is killed and
+/// reaped at either limit. A fake `tmux` first on PATH plays each case; the session's
+/// process names its tmux server through `TMUX`, as tmux sets it.
+#[cfg(unix)] // a fake tmux is a shell script
+#[test]
+fn tmux_is_read_while_it_runs_bounded_in_size_and_time() {
+    let mut home = Home::new();
+    let socket = home.path().join("fake-tmux.sock");
+    let mut host = Command::new("sleep")
+        .arg("1000")
+        .env("TMUX", format!("{},4242,0", socket.display()))
+        .env("TMUX_PANE", "%5")
+        .spawn()
+        .unwrap();
+    let host_pid = host.id();
+    record(&home, "s1", host_pid, Host::Claude);
+    let bin = home.path().join("fake-tmux-bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    let pids = home.path().join("fake-tmux-pids");
+    let path = std::env::join_paths(
+        std::iter::once(bin.clone())
+            .chain(std::env::split_paths(&std::env::var_os("PATH").unwrap())),
+    )
+    .unwrap();
+    home.extra_env
+        .push(("PATH".into(), path.to_string_lossy().into_owned()));
+    let host_line = format!("echo '{host_pid}:%5:$1:1.1:alpha'");
+    let cases = [
+        // 2,000 other panes (about 130 KiB) before the session's: more than a pipe holds.
+        (
+            "a list bigger than a pipe",
+            format!(
+                "i=0; while [ $i -lt 2000 ]; do echo \"0:%$i:\\$9:0.0:another-session-with-a-long-name-$i\"; i=$((i+1)); done; {host_line}"
+            ),
+            true,
+        ),
+        // Exits at once, leaving a process that holds its output open.
+        (
+            "a child left holding the output",
+            format!("{host_line}; sleep 1000 & echo $! >> '{}'", pids.display()),
+            true,
+        ),
+        // Never ends: killed at the deadline with what it started.
+        (
+            "a tmux that hangs",
+            format!("sleep 1000 & echo $! >> '{}'; wait", pids.display()),
+            false,
+        ),
+        // Endless output: killed at the size limit.
+        ("endless output", "yes".to_string(), false),
+    ];
+    for (what, list_panes, found) in cases {
+        common::write(
+            &bin.join("tmux"),
+            &format!(
+                "#!/bin/sh\n# -S <socket> <command> …\ncase \"$3\" in\n  list-panes) {list_panes} ;;\n  *) exit 0 ;;\nesac\n"
+            ),
+        );
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(bin.join("tmux"), std::fs::Permissions::from_mode(0o755)).unwrap();
+        let out = focus_watched(&home, "s1", what);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        // No display here: exit 4, saying where the session is.
+        assert_eq!(out.status.code(), Some(4), "{what}: {stderr}");
+        assert_eq!(
+            stderr.contains("tmux alpha:1.1"),
+            found,
+            "{what}: the pane {}: {stderr}",
+            if found {
+                "was not found"
+            } else {
+                "was made up"
+            }
+        );
+        let left: Vec<u32> = std::fs::read_to_string(&pids)
+            .unwrap_or_default()
+            .split_whitespace()
+            .filter_map(|p| p.parse().ok())
+            .collect();
+        common::wait_until(
+            &format!("{what}: what the fake tmux started to end"),
+            Duration::from_secs(5),
+            || left.iter().all(|&pid| pid_gone(pid)),
+        );
+    }
+    let _ = host.kill();
+    let _ = host.wait();
+}
+
+/// Issue 21: `_NET_WM_PID` was trusted whatever machine the window's client runs on, so a
+/// remote client's window whose pid happened to be a local session's process was raised for
+/// it. Only a window whose `WM_CLIENT_MACHINE` is this machine's name has its `_NET_WM_PID`
+/// believed; others are asked of the X-Resource extension, which knows only local clients.
+/// A real xterm plays the remote client: its `_NET_WM_PID` is set to a session's process
+/// (which has no window) and its `WM_CLIENT_MACHINE` to another machine's name, with xprop.
+#[test]
+fn a_window_of_another_machine_is_never_taken_for_a_local_process() {
+    let test = "a_window_of_another_machine_is_never_taken_for_a_local_process";
+    if !available(test) {
+        return;
+    }
+    let home = Home::new();
+    let mut procs = Procs {
+        children: Vec::new(),
+        tmux_socket: None,
+    };
+    let display = start_xvfb(&mut procs);
+    let mut desk = Desk {
+        home,
+        display,
+        procs,
+        socket: PathBuf::new(),
+    };
+    desk.start_openbox();
+    let remote = desk.spawn("xterm", &["-e", "sleep", "1000"]);
+    let mut remote_window = None;
+    wait_until("the remote xterm's window", WAIT, || {
+        remote_window = desk.window_of(remote);
+        remote_window.is_some()
+    });
+    let remote_window = format!("0x{:x}", remote_window.unwrap());
+    let other = desk.spawn("xterm", &["-e", "sleep", "1000"]);
+    let mut other_window = None;
+    wait_until("the other xterm's window", WAIT, || {
+        other_window = desk.window_of(other);
+        other_window.is_some()
+    });
+    // The other xterm is the active window (asked for, as a pager would).
+    let other_id = other_window.unwrap().to_string();
+    wait_until("the other xterm active", WAIT, || {
+        desk.out("xdotool", &["windowactivate", &other_id]);
+        desk.active_window() == other_window
+    });
+    // The session's process: no window of its own.
+    let session = desk.spawn("sleep", &["1000"]);
+    desk.record("s1", session);
+    let set = |property: &str, format: &str, value: &str| {
+        let out = desk
+            .program("xprop")
+            .args([
+                "-id",
+                &remote_window,
+                "-f",
+                property,
+                format,
+                "-set",
+                property,
+                value,
+            ])
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "xprop {property}: {out:?}");
+    };
+    set("_NET_WM_PID", "32c", &session.to_string());
+    set("WM_CLIENT_MACHINE", "8s", "elsewhere.invalid");
+    let (code, stdout, stderr) = desk.focus("s1");
+    assert_eq!(
+        code,
+        Some(4),
+        "a window of another machine was raised: {stdout} {stderr}"
+    );
+    assert_eq!(desk.active_window(), other_window, "nothing raised");
+
+    // The same window saying it runs here: its pid is believed (the check is the machine).
+    let host = std::fs::read_to_string("/proc/sys/kernel/hostname").unwrap();
+    set("WM_CLIENT_MACHINE", "8s", host.trim());
+    let (code, stdout, stderr) = desk.focus("s1");
+    assert_eq!(code, Some(0), "{stdout} {stderr}");
+    assert_eq!(
+        desk.active_window().map(|w| format!("0x{w:x}")),
+        Some(remote_window)
+    );
 }

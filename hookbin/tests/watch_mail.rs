@@ -635,6 +635,60 @@ fn exits_when_its_parent_is_killed() {
     });
 }
 
+/// Issue 21: `--interval 18446744073709551615` (2^64-1) panicked with "overflow when adding
+/// duration to instant" once the first look was answered. The interval is clamped to its
+/// documented range (10 s to 24 hours): the first look is said, the next is a day away, and
+/// the end of stdin ends it cleanly (exit 0, no panic on stderr); with Fabric down the wait
+/// said is a day.
+#[test]
+fn a_huge_interval_is_clamped_to_a_day_and_exits_cleanly() {
+    let home = ready_home(3);
+    let huge = u64::MAX.to_string();
+    let run = |home: &Home| {
+        let mut command = home.command(&["watch-mail", "--session-id", "s1", "--interval", &huge]);
+        command
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        let mut child = command.spawn().unwrap();
+        let stdin = child.stdin.take().unwrap();
+        let lines = read_lines(child.stdout.take().unwrap());
+        let first = lines.recv_timeout(FIRST_LINE).expect("a first line");
+        // The look's answer is handled (the next look scheduled) before stdin closes.
+        common::wait_until("the look's log line", FIRST_LINE, || {
+            let log = home.log_text();
+            log.contains(" watch-mail claude s1 ok unread=") || log.contains("down")
+        });
+        std::thread::sleep(Duration::from_millis(300));
+        drop(stdin);
+        let started = StdInstant::now();
+        while child.try_wait().unwrap().is_none() {
+            assert!(started.elapsed() < Duration::from_secs(5), "never exited");
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        let out = child.wait_with_output().unwrap();
+        (first, out)
+    };
+    let (first, out) = run(&home);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(first, "3 unread on the project board — com.list");
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    let log = home.log_text();
+    assert!(
+        log.contains(" watch-mail claude s1 ok start interval=86400"),
+        "{log}"
+    );
+    assert!(log.contains(" stop reason=stdin-closed"), "{log}");
+
+    let home = registered_home();
+    let (first, out) = run(&home);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert_eq!(first, "Fabric is not running; watching again in 24h.");
+}
+
 // ---- the engine: a scripted look on the paused clock ---------------------------------------
 
 type Answer = Result<BoardReading, LookFailure>;
@@ -935,6 +989,43 @@ async fn engine_backoff_of_the_ten_second_floor_and_of_a_long_interval() {
         next_look(&scripted, "s2").await;
     }
     assert_eq!(gaps(&scripted.looks("s2")), [secs(3600), secs(3600)]);
+    watcher.shutdown().await;
+}
+
+/// Issue 21: an interval of 2^64-1 s (and a look budget as large) overflowed `Instant`
+/// arithmetic and killed the engine. It is a day at most: looks go on, a day apart (± 20 %),
+/// and backing off waits a day.
+#[tokio::test(start_paused = true)]
+async fn engine_a_huge_interval_is_a_day_and_never_overflows_a_deadline() {
+    let bench = Bench::new();
+    bench.fabric_up(SESSION_HOOKS);
+    let scripted = Scripted::default();
+    let mut config = bench.config(u64::MAX, Audience::Agent);
+    config.look_budget = Duration::MAX;
+    let (watcher, mut events) = MailWatcher::start(config, scripted.clone());
+    scripted.count("s1", 2);
+    scripted.answer("s2", Err(LookFailure::Deadline));
+    watcher.add_session(sid("s1"), Host::Claude);
+    watcher.add_session(sid("s2"), Host::Claude);
+    next_look(&scripted, "s1").await;
+    let day = secs(24 * 3600);
+    tokio::time::sleep(day * 13 / 10).await;
+    settle().await;
+    let looks = scripted.looks("s1");
+    assert_eq!(looks.len(), 2, "looked at again within a day ± 20 %");
+    let gap = looks[1] - looks[0];
+    assert!(gap >= day * 8 / 10 && gap <= day * 12 / 10, "{gap:?}");
+    let events = drain(&mut events);
+    assert!(events.contains(&rose("s1", 0, 2)), "{events:?}");
+    assert!(
+        events.contains(&WatchEvent::Unreachable {
+            session: Some(sid("s2")),
+            problem: Problem::Look(LookFailure::Deadline),
+            retry_in: day,
+        }),
+        "{events:?}"
+    );
+    assert_eq!(scripted.looks("s2").len(), 2, "s2 retried after a day");
     watcher.shutdown().await;
 }
 

@@ -241,28 +241,7 @@ fn a_partial_clone_fetches_nothing_and_runs_no_transport_program() {
 
 /// A `git` first on PATH that sleeps `secs` before running the real one.
 fn slow_git(home: &mut Home, secs: &str) {
-    let real = String::from_utf8(
-        Command::new("sh")
-            .args(["-c", "command -v git"])
-            .output()
-            .unwrap()
-            .stdout,
-    )
-    .unwrap();
-    let bin = home.path().join("slow-bin");
-    std::fs::create_dir_all(&bin).unwrap();
-    write(
-        &bin.join("git"),
-        &format!("#!/bin/sh\nsleep {secs}\nexec '{}' \"$@\"\n", real.trim()),
-    );
-    use std::os::unix::fs::PermissionsExt;
-    std::fs::set_permissions(bin.join("git"), std::fs::Permissions::from_mode(0o755)).unwrap();
-    let path = std::env::join_paths(
-        std::iter::once(bin).chain(std::env::split_paths(&std::env::var_os("PATH").unwrap())),
-    )
-    .unwrap();
-    home.extra_env
-        .push(("PATH".into(), path.to_string_lossy().into_owned()));
+    git_wrapper(home, &format!("sleep {secs}\nexec \"$REAL_GIT\" \"$@\""));
 }
 
 #[test]
@@ -292,6 +271,130 @@ fn a_slow_git_sends_the_turn_with_null_numbers_and_marks_it_sent() {
     assert!(log.contains(" observe-turn claude s1 ok turn=1"), "{log}");
     assert!(log.contains(" status claude s1 ok unread=2"), "{log}");
     assert_eq!(observed_seq(&home, "s1"), Some(1));
+}
+
+// ---- git and everything it started end at the deadline -----------------------------------
+
+/// A `git` first on PATH: a shell script (`body`) that can start children; `$PIDS` names a
+/// file where it writes the process ids it wants checked. Returns that file.
+fn git_wrapper(home: &mut Home, body: &str) -> PathBuf {
+    let real = String::from_utf8(
+        Command::new("sh")
+            .args(["-c", "command -v git"])
+            .output()
+            .unwrap()
+            .stdout,
+    )
+    .unwrap();
+    let bin = home.path().join("wrapped-bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    let pids = home.path().join("git-pids");
+    write(
+        &bin.join("git"),
+        &format!(
+            "#!/bin/sh\nPIDS='{}'\nREAL_GIT='{}'\necho $$ >> \"$PIDS\"\n{body}\n",
+            pids.display(),
+            real.trim()
+        ),
+    );
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(bin.join("git"), std::fs::Permissions::from_mode(0o755)).unwrap();
+    let path = std::env::join_paths(
+        std::iter::once(bin).chain(std::env::split_paths(&std::env::var_os("PATH").unwrap())),
+    )
+    .unwrap();
+    home.extra_env
+        .push(("PATH".into(), path.to_string_lossy().into_owned()));
+    pids
+}
+
+fn recorded_pids(file: &Path) -> Vec<u32> {
+    std::fs::read_to_string(file)
+        .unwrap_or_default()
+        .split_whitespace()
+        .filter_map(|p| p.parse().ok())
+        .collect()
+}
+
+/// Every live process whose process group is one of `groups` (zombies count as gone).
+fn members_of(groups: &[u32]) -> Vec<u32> {
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(pid) = entry.file_name().to_string_lossy().parse::<u32>() else {
+            continue;
+        };
+        let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
+            continue;
+        };
+        let Some((_, rest)) = stat.rsplit_once(") ") else {
+            continue;
+        };
+        let fields: Vec<&str> = rest.split(' ').collect();
+        // state, ppid, pgrp
+        if fields[0] != "Z" && fields[2].parse().is_ok_and(|g: u32| groups.contains(&g)) {
+            out.push(pid);
+        }
+    }
+    out
+}
+
+/// Issue 21: the worker's git was killed alone at its deadline (tokio's kill-on-drop); what it
+/// started (here `sleep 1000` in the background, as a hook, a credential helper or a wrapper
+/// would) outlived it. git now runs in its own process group, ended whole at the deadline.
+#[test]
+fn a_hung_git_and_everything_it_started_end_at_the_deadline() {
+    let mut home = Home::new();
+    home.register("claude");
+    home.fabric_running(SESSION_HOOKS);
+    home.fake.set_unread(1);
+    let project = home.project();
+    repository(&home, &project);
+    let pids = git_wrapper(&mut home, "sleep 1000 &\necho $! >> \"$PIDS\"\nsleep 1000");
+    let out = home.hook("stop", "claude", &stop_in("s1", &project));
+    assert!(out.status.success());
+    wait_for_worker(&home, "s1", "the worker");
+    let started = recorded_pids(&pids);
+    assert!(started.len() >= 2, "the wrapper ran: {started:?}");
+    // The wrapper was its group's leader: the group is git's own, not the worker's.
+    let groups = vec![started[0]];
+    wait_until(
+        "no process of git's group left",
+        Duration::from_secs(5),
+        || members_of(&groups).is_empty() && started.iter().all(|&pid| gone(pid)),
+    );
+    let observe = home.fake.tool_calls("fabric_session_observe");
+    assert_eq!(observe.len(), 1, "{}", home.log_text());
+    assert!(observe[0]["arguments"]["filesChanged"].is_null());
+}
+
+/// A git that exits in time but leaves a child holding its output open: the child is ended
+/// when git exits (not left to the deadline), so the numbers still arrive.
+#[test]
+fn a_child_git_leaves_behind_ends_with_it_and_the_numbers_still_come() {
+    let mut home = Home::new();
+    home.register("claude");
+    home.fabric_running(SESSION_HOOKS);
+    home.fake.set_unread(1);
+    let project = home.project();
+    repository(&home, &project);
+    let pids = git_wrapper(
+        &mut home,
+        "sleep 1000 &\necho $! >> \"$PIDS\"\nexec \"$REAL_GIT\" \"$@\"",
+    );
+    let out = home.hook("stop", "claude", &stop_in("s1", &project));
+    assert!(out.status.success());
+    wait_for_worker(&home, "s1", "the worker");
+    let started = recorded_pids(&pids);
+    assert!(started.len() >= 2, "the wrapper ran: {started:?}");
+    wait_until("no child of git left", Duration::from_secs(5), || {
+        started.iter().all(|&pid| gone(pid))
+    });
+    let observe = home.fake.tool_calls("fabric_session_observe");
+    assert_eq!(observe.len(), 1, "{}", home.log_text());
+    let args = &observe[0]["arguments"];
+    assert_eq!(args["filesChanged"], 2, "{args}");
+    assert_eq!(args["linesAdded"], 2, "{args}");
+    assert_eq!(args["linesRemoved"], 1, "{args}");
 }
 
 // ---- a turn is sent once Fabric answered it ----------------------------------------------

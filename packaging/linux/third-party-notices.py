@@ -1,9 +1,13 @@
 #!/usr/bin/env python3
-"""Writes the third-party notices of what the Linux package ships, offline, to stdout: every
-crate the three programs link (normal dependencies for x86_64 Linux, from `cargo metadata`),
+"""Writes the third-party notices of what the Linux package ships to stdout: every crate the
+three programs link (normal dependencies for this host's platform, from `cargo metadata`),
 with its licence expression and the licence and notice files its source holds, then the npm
-packages the dashboard's page bundles (ui's `dependencies`). Reads only local files (Cargo's
-registry sources, ui/node_modules); it fails when a crate has neither a licence nor a file."""
+packages the dashboard's page bundles (ui's `dependencies`). Reads local files (Cargo's
+registry sources, ui/node_modules); `cargo metadata` first downloads any crate source of the
+lock file's for this platform that the cargo home lacks (a fresh clone's `run.sh` builds only
+the programs, not the test crates that share the workspace's resolve), and needs no network
+when all are there. It fails, in one line, when cargo does or a crate has neither a licence
+nor a file."""
 import json
 import os
 import re
@@ -17,10 +21,13 @@ FILE = re.compile(r"^(LICEN[CS]E|COPYING|NOTICE|UNLICENSE|COPYRIGHT)", re.I)
 root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 triple = subprocess.run(["rustc", "-vV"], capture_output=True, text=True, check=True).stdout
 triple = re.search(r"^host: (\S+)", triple, re.M).group(1)
-meta = json.loads(subprocess.run(
-    ["cargo", "metadata", "--format-version", "1", "--locked", "--offline",
+metadata = subprocess.run(
+    ["cargo", "metadata", "--format-version", "1", "--locked",
      "--filter-platform", triple, "--manifest-path", os.path.join(root, "Cargo.toml")],
-    capture_output=True, text=True, check=True).stdout)
+    stdout=subprocess.PIPE, text=True)  # cargo's own lines (downloads, errors) on stderr
+if metadata.returncode != 0:
+    sys.exit(f"third-party-notices: cargo metadata failed (exit {metadata.returncode}; its error is above)")
+meta = json.loads(metadata.stdout)
 packages = {p["id"]: p for p in meta["packages"]}
 nodes = {n["id"]: n for n in meta["resolve"]["nodes"]}
 

@@ -315,6 +315,7 @@ pub struct SettingsView {
     pub form: SettingsForm,
     pub notifications_paused_until: Option<String>,
     pub min_interval_secs: u64,
+    pub max_interval_secs: u64,
     pub autostart_file: PathBuf,
     pub autostart_present: bool,
     /// How notifications behave, one line per rule.
@@ -340,6 +341,7 @@ pub fn settings_view(paths: &Paths) -> SettingsView {
         path,
         notifications_paused_until: s.notifications_paused_until,
         min_interval_secs: settings::MIN_WATCH_INTERVAL_SECS,
+        max_interval_secs: settings::MAX_WATCH_INTERVAL_SECS,
         autostart_present: starts_at_login,
         autostart_file,
         rules: settings::NOTIFICATION_RULES
@@ -352,7 +354,7 @@ pub fn settings_view(paths: &Paths) -> SettingsView {
 /// Checks the form and folds it into the current settings (unknown keys survive in `save`).
 pub fn merge_form(current: Settings, form: &SettingsForm) -> CommandResult<Settings> {
     if form.watch_interval_secs < settings::MIN_WATCH_INTERVAL_SECS
-        || form.watch_interval_secs > 24 * 3600
+        || form.watch_interval_secs > settings::MAX_WATCH_INTERVAL_SECS
     {
         return Err(CommandError::Invalid(format!(
             "the watch interval must be between {} seconds and 24 hours",

@@ -29,6 +29,8 @@ use crate::log_tail::LogTail;
 pub fn run() {
     let _ = tracing_subscriber::fmt()
         .with_writer(std::io::stderr)
+        // Colour only on a terminal: a file or a journal gets plain text.
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
         .with_target(false)
         .try_init();
     // A special file where one of ours or a host's should be is read as absent: one line each.

@@ -8,11 +8,16 @@
 //! except where the truth differs and is said: a host's hook config that is not a regular
 //! file makes its plan an error naming what it is (never a plan to write over it), and a
 //! special descriptor is listed as one that cannot be read.
+//!
+//! Then the login item (the person's autostart entry and the package's system entry) and the
+//! tray's lock file, which `get_settings` and the dashboard's start read: each kind answers
+//! under the watchdog as the file's absence does, and changing the login item never replaces
+//! or removes the special file.
 
 #![cfg(unix)] // FIFOs, /dev/zero, symlink loops
 
 use std::path::{Path, PathBuf};
-use std::sync::mpsc;
+use std::sync::{Mutex, MutexGuard, OnceLock, mpsc};
 use std::time::Duration;
 
 use companion_core::board::BoardState;
@@ -25,6 +30,33 @@ use fabric_companion::{commands, desktop, log_tail::LogTail, services};
 use serde_json::{Value, json};
 
 const WATCHDOG: Duration = Duration::from_secs(30);
+
+/// The login item is found through the environment: the person's entry under each case's
+/// home (`$XDG_CONFIG_HOME` unset), the system's in `$XDG_CONFIG_DIRS`, one folder for the
+/// whole test binary. Set once, before a test reads anything; the tests take turns (the
+/// system folder is shared).
+fn desktop_env() -> MutexGuard<'static, ()> {
+    static SYSTEM: OnceLock<PathBuf> = OnceLock::new();
+    static SERIAL: Mutex<()> = Mutex::new(());
+    let guard = SERIAL
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner());
+    SYSTEM.get_or_init(|| {
+        let dir = tempfile::tempdir().unwrap().keep();
+        // SAFETY: set while holding SERIAL, before either test reads the environment; the
+        // test harness's own threads do not read it.
+        unsafe {
+            std::env::remove_var("XDG_CONFIG_HOME");
+            std::env::set_var("XDG_CONFIG_DIRS", &dir);
+        }
+        dir
+    });
+    guard
+}
+
+fn system_config_dir() -> PathBuf {
+    PathBuf::from(std::env::var_os("XDG_CONFIG_DIRS").unwrap())
+}
 
 #[derive(Debug, Clone, Copy)]
 enum Kind {
@@ -240,6 +272,7 @@ fn diff(at: &str, got: &Value, want: &Value, out: &mut Vec<String>) {
 
 #[test]
 fn the_dashboards_commands_treat_a_special_file_anywhere_as_absent_and_never_hang() {
+    let _env = desktop_env();
     let probe = tempfile::tempdir().unwrap();
     let n = targets(&paths_in(probe.path())).len();
     for index in 0..n {
@@ -330,4 +363,91 @@ fn the_dashboards_commands_treat_a_special_file_anywhere_as_absent_and_never_han
             .iter()
             .all(|p| p["ok"].is_object())
     );
+}
+
+/// Runs `f` on a thread the watchdog gives up on.
+fn watched<T: Send + 'static>(what: &str, f: impl FnOnce() -> T + Send + 'static) -> T {
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = tx.send(f());
+    });
+    rx.recv_timeout(WATCHDOG)
+        .unwrap_or_else(|_| panic!("{what}: hung (gave up after {WATCHDOG:?})"))
+}
+
+fn kind_of(path: &Path) -> Option<std::fs::FileType> {
+    std::fs::symlink_metadata(path).ok().map(|m| m.file_type())
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Place {
+    /// `~/.config/autostart/fabric-tray.desktop`.
+    OwnEntry,
+    /// `<$XDG_CONFIG_DIRS>/autostart/fabric-tray.desktop`.
+    SystemEntry,
+    /// The tray's lock in our cache folder (one of the places the dashboard looks).
+    TrayLock,
+}
+
+#[test]
+fn the_login_item_and_the_trays_lock_as_special_files_never_hang_the_dashboard() {
+    use companion_core::autostart;
+    let _env = desktop_env();
+    let system_entry = system_config_dir()
+        .join("autostart")
+        .join(autostart::AUTOSTART_FILE);
+    for kind in [
+        Kind::Fifo,
+        Kind::DevZero,
+        Kind::Directory,
+        Kind::SymlinkLoop,
+    ] {
+        for place in [Place::OwnEntry, Place::SystemEntry, Place::TrayLock] {
+            let dir = tempfile::tempdir().unwrap();
+            let paths = paths_in(dir.path());
+            let own_entry = autostart::autostart_file(&paths);
+            assert!(own_entry.starts_with(dir.path()), "{own_entry:?}");
+            let lock = paths.cache_dir.join(companion_core::tray_lock::LOCK_NAME);
+            // The package's entry is on, the person turned it off, no tray runs.
+            let _ = std::fs::remove_dir_all(system_entry.parent().unwrap());
+            write(
+                &system_entry,
+                &autostart::autostart_text(Path::new("/usr/bin/fabric-tray")),
+            );
+            write(&own_entry, &autostart::hidden_text());
+            write(&lock, "");
+            let (path, starts_at_login) = match place {
+                // Read as absent: the package's entry decides.
+                Place::OwnEntry => (own_entry.clone(), true),
+                // Without the person's entry, read as absent: no login item.
+                Place::SystemEntry => {
+                    std::fs::remove_file(&own_entry).unwrap();
+                    (system_entry.clone(), false)
+                }
+                Place::TrayLock => (lock.clone(), false),
+            };
+            plant(kind, &path);
+            let before = kind_of(&path);
+            let what = format!("{place:?} as {kind:?}");
+            let read = paths.clone();
+            let (view, running) = watched(&what, move || {
+                (commands::settings_view(&read), desktop::tray_running(&read))
+            });
+            assert_eq!(view.form.launch_at_login, starts_at_login, "{what}");
+            assert_eq!(view.autostart_present, starts_at_login, "{what}");
+            assert!(!running, "{what}: no tray runs");
+            // Turning the login item over: a special entry of the person's is never written
+            // over nor removed (an error says why), any other place is left as it is.
+            for enabled in [!starts_at_login, starts_at_login] {
+                let change = paths.clone();
+                let result = watched(&what, move || {
+                    autostart::set_autostart(&change, enabled).map_err(|e| e.to_string())
+                });
+                if place == Place::OwnEntry && enabled != starts_at_login {
+                    assert!(result.is_err(), "{what}: turning it {enabled} said nothing");
+                }
+                assert_eq!(kind_of(&path), before, "{what}: replaced or removed");
+            }
+        }
+    }
 }

@@ -321,8 +321,8 @@ async function main() {
   await waitFor('the session row', () => text('[data-session="e2e-codex-1"] [data-col="unread"]'));
   check('Overview lists the stand-in session with its unread count', (await text('[data-session="e2e-codex-1"] [data-col="unread"]')) === '3 unread');
   check('Overview shows the project', (await text('[data-session="e2e-codex-1"] [data-col="project"]')) === 'proj-analytics');
-  check('Overview shows Fabric running', /running/.test(await text('#fabric-h')));
-  check('Overview shows the session hooks active', /active/.test(await text('#hooks-h')));
+  check('Overview shows Fabric running', /Fabric\s*Running/.test(await text('#fabric-h')));
+  check('Overview shows the session hooks active', /Active/.test(await text('#hooks-h')));
   await waitFor('turn numbers', () => js('return /files?, \\+/.test(document.querySelector(\'[data-session="e2e-codex-1"] [data-col="last-turn"]\').textContent)'), 20000).then(
     () => check('Overview shows the last turn\'s changes', true),
     () => check('Overview shows the last turn\'s changes', false),
@@ -353,7 +353,7 @@ async function main() {
   sh(SESSION_BIN, [...cliArgs, '--apply', '--expect-sha256', digest], { env: cliEnv });
   check('the dashboard wrote hooks.json exactly as the command line does', fs.readFileSync(path.join(cliHome, '.codex/hooks.json'), 'utf8') === written);
   fs.rmSync(cliHome, { recursive: true, force: true });
-  await waitFor('the Codex card to say installed', () => js('return /installed/.test(document.querySelector(\'[data-host="codex"] [data-fact="hook-state"]\').textContent)'), 20000).then(
+  await waitFor('the Codex card to say installed', () => js('return document.querySelector(\'[data-host="codex"] [data-fact="hook-state"]\').textContent === "Installed"'), 20000).then(
     () => check('the Hooks view updates live to installed', true),
     () => check('the Hooks view updates live to installed', false),
   );
@@ -392,7 +392,7 @@ async function main() {
   // Services.
   await click('#tab-services');
   await waitFor('service rows', () => js('return document.querySelectorAll("#services [data-col=state] .badge").length === 2'));
-  const states = await js('return [...document.querySelectorAll("#services tr[data-service]")].map(r => r.dataset.service + "=" + r.querySelector("[data-col=state] .badge").textContent)');
+  const states = await js('return [...document.querySelectorAll("#services tr[data-service]")].map(r => r.dataset.service + "=" + r.querySelector("[data-col=state] .badge").dataset.state)');
   check('Services probes one ready and one down', states.includes('example-agent.default.json=ready') && states.includes('gone-agent.default.json=down'), states.join(' '));
   await shot('5-services');
 

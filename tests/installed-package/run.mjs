@@ -17,6 +17,7 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import zlib from 'node:zlib';
 
 const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const DEB = path.resolve(process.argv[2] ?? '');
@@ -215,6 +216,35 @@ function checkPackageFile() {
   }
 }
 
+// The licence notices from a fresh clone (issue 21): build-deb's notices step once needed crates
+// only other programs' builds had downloaded (`cargo metadata --offline`), so after run.sh on a
+// fresh machine the package could not be built. That step runs here from a cargo home that holds
+// nothing, and must give exactly the notices the package ships. (The rest of build-deb builds
+// through cargo, which fetches what it lacks; building it all from a fresh cargo home would
+// recompile every crate, as cargo keys its builds by the crates' source paths, for no more proof.)
+function checkNoticesFromACleanCargoHome() {
+  const fresh = fs.mkdtempSync(path.join(os.tmpdir(), 'fabric-clean-cargo-home-'));
+  try {
+    const started = Date.now();
+    const notices = run('python3', [path.join(repo, 'packaging/linux/third-party-notices.py')], {
+      env: { ...process.env, CARGO_HOME: fresh },
+      maxBuffer: 64 * 1024 * 1024,
+    });
+    log(`notices from a clean cargo home: exit ${notices.status}, ${Math.round((Date.now() - started) / 1000)} s`);
+    check('the notices step works from a clean cargo home', notices.status === 0, (notices.stderr ?? '').trim().split('\n').pop());
+    const shipped = zlib
+      .gunzipSync(
+        spawnSync('sh', ['-c', 'dpkg-deb --fsys-tarfile "$1" | tar -xO ./usr/share/doc/fabric-companion/third-party-notices.txt.gz', 'sh', DEB], {
+          maxBuffer: 64 * 1024 * 1024,
+        }).stdout,
+      )
+      .toString('utf8');
+    check('the package ships the notices a clean cargo home gives, complete', notices.status === 0 && notices.stdout === shipped && /crates \(Rust\)/.test(shipped), `${shipped.length} characters shipped, ${notices.stdout?.length ?? 0} from a clean home`);
+  } finally {
+    fs.rmSync(fresh, { recursive: true, force: true });
+  }
+}
+
 function setupHome(modelUrl) {
   fs.mkdirSync(path.join(home, 'run'), { mode: 0o700 });
   fs.mkdirSync(path.join(home, 'fabric-state'));
@@ -297,6 +327,7 @@ async function main() {
   }
   fs.mkdirSync(shots, { recursive: true });
   checkPackageFile();
+  checkNoticesFromACleanCargoHome();
 
   const t0 = Date.now();
   const install = run('apt-get', ['install', '-y', '-q', '--no-install-recommends', DEB], { env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' } });

@@ -58,6 +58,8 @@ pub fn run(launch: Launch) -> ExitCode {
     let cli = Cli::parse();
     tracing_subscriber::fmt()
         .with_writer(std::io::stderr)
+        // Colour only on a terminal: a file or a journal gets plain text.
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
         .with_env_filter(
             tracing_subscriber::EnvFilter::try_from_env("FABRIC_TRAY_LOG").unwrap_or_else(|_| {
                 tracing_subscriber::EnvFilter::new("info,rmcp=warn,notify=warn")

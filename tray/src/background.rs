@@ -24,6 +24,7 @@ use std::time::Duration;
 use companion_core::host::Host;
 use companion_core::paths::Paths;
 use companion_core::spool::SessionId;
+use fabric_client::deadline;
 use fabric_client::watch::{Audience, FabricLook, MailWatcher, WatchConfig};
 use tokio::sync::mpsc;
 
@@ -157,15 +158,6 @@ impl Background {
     }
 }
 
-/// `now + after`, or a year from now where that would overflow (a huge interval never
-/// panics a deadline).
-pub fn deadline_after(after: Duration) -> tokio::time::Instant {
-    let now = tokio::time::Instant::now();
-    now.checked_add(after)
-        .or_else(|| now.checked_add(Duration::from_secs(365 * 24 * 3600)))
-        .unwrap_or(now)
-}
-
 struct Engine {
     watcher: MailWatcher,
     events: mpsc::Receiver<fabric_client::watch::WatchEvent>,
@@ -290,7 +282,7 @@ async fn run(
     let mut watched: BTreeMap<String, Host> = BTreeMap::new();
     let mut fabric_pid: Option<u32> = None;
     let mut warning = false;
-    let mut next_check = deadline_after(interval);
+    let mut next_check = deadline::from_now(interval);
     let forced = loop {
         let checking = fabric_pid.is_some() || warning;
         tokio::select! {
@@ -321,7 +313,7 @@ async fn run(
                 Some(Command::Interval(new)) => {
                     if new != interval {
                         interval = new;
-                        next_check = deadline_after(interval);
+                        next_check = deadline::from_now(interval);
                         if let Some(old) = engine.take() {
                             stop_engine(old).await;
                             let fresh = start_engine(&paths, interval);
@@ -336,7 +328,7 @@ async fn run(
                 }
                 Some(Command::Check { fabric_pid: pid, warning: warn }) => {
                     if !checking && (pid.is_some() || warn) {
-                        next_check = deadline_after(interval);
+                        next_check = deadline::from_now(interval);
                     }
                     fabric_pid = pid;
                     warning = warn;
@@ -365,7 +357,7 @@ async fn run(
                 on_event(Event::Refresh);
             }
             () = tokio::time::sleep_until(next_check), if checking => {
-                next_check = deadline_after(interval);
+                next_check = deadline::from_now(interval);
                 let died = fabric_pid.is_some_and(|pid| !companion_core::process::pid_alive(pid));
                 if died || warning {
                     on_event(Event::Refresh);
@@ -373,7 +365,7 @@ async fn run(
             }
             () = signals.recv(), if quit_asked.is_none() => {
                 tracing::info!("asked to end by a signal");
-                quit_asked = Some(deadline_after(SIGNAL_GRACE));
+                quit_asked = Some(deadline::from_now(SIGNAL_GRACE));
                 on_event(Event::Quit);
             }
             () = async {

@@ -6,6 +6,10 @@
 //! timed) and gives the snapshot the file's absence gives, except that a host's hook config
 //! that is not a regular file shows as unreadable (never "not installed", which would invite
 //! an install over it).
+//!
+//! Then the tray program itself (the real binary, under a watchdog) with each kind of special
+//! file at its single-instance lock: it never hangs in the open, never uses or replaces the
+//! file, and exits non-zero with one line naming the lock.
 
 #![cfg(unix)] // FIFOs, /dev/zero, symlink loops
 
@@ -222,4 +226,93 @@ fn the_trays_snapshot_treats_a_special_file_anywhere_as_absent_and_never_hangs()
     assert!(full.hosts.iter().all(|h| h.registered));
     assert_eq!(full.sessions.len(), 1);
     assert_eq!(full.sessions[0].unread, Some(3));
+}
+
+/// Runs the real `fabric-tray` with `home` as its home and `runtime` as `$XDG_RUNTIME_DIR`
+/// (no display, no session bus); gives up on it (killed, then a failure) after the watchdog.
+fn run_tray_watched(home: &Path, runtime: &Path, what: &str) -> std::process::Output {
+    use std::process::{Command, Stdio};
+    let mut child = Command::new(env!("CARGO_BIN_EXE_fabric-tray"))
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("HOME", home)
+        .env("XDG_RUNTIME_DIR", runtime)
+        .env("XDG_CACHE_HOME", home.join(".cache"))
+        .env("XDG_CONFIG_HOME", home.join(".config"))
+        .env("XDG_DATA_HOME", home.join(".local/share"))
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let started = std::time::Instant::now();
+    loop {
+        if child.try_wait().unwrap().is_some() {
+            return child.wait_with_output().unwrap();
+        }
+        if started.elapsed() > WATCHDOG {
+            let _ = child.kill();
+            let out = child.wait_with_output().unwrap();
+            panic!(
+                "{what}: the tray neither ran nor exited (gave up after {WATCHDOG:?}); stderr: {}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+fn kind_of(path: &Path) -> Option<std::fs::FileType> {
+    std::fs::symlink_metadata(path).ok().map(|m| m.file_type())
+}
+
+#[test]
+fn a_special_file_at_the_trays_lock_makes_the_tray_exit_with_one_line_never_hang() {
+    let kinds = [
+        Kind::Fifo,
+        Kind::DevZero,
+        Kind::Directory,
+        Kind::SymlinkLoop,
+    ];
+    // Each start looks for a tray host for a few seconds first: the kinds run side by side.
+    let runs: Vec<_> = kinds
+        .into_iter()
+        .map(|kind| {
+            std::thread::spawn(move || {
+                let dir = tempfile::tempdir().unwrap();
+                let home = dir.path().join("home");
+                let runtime = dir.path().join("run");
+                std::fs::create_dir_all(&home).unwrap();
+                std::fs::create_dir_all(&runtime).unwrap();
+                let lock = runtime.join(companion_core::tray_lock::LOCK_NAME);
+                plant(kind, &lock);
+                let before = kind_of(&lock);
+                let what = format!("the tray's lock as {kind:?}");
+                let out = run_tray_watched(&home, &runtime, &what);
+                let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+                assert!(!out.status.success(), "{what}: exited 0: {stderr}");
+                let lines: Vec<&str> = stderr
+                    .lines()
+                    .filter(|l| l.starts_with("fabric-tray:"))
+                    .collect();
+                assert_eq!(lines.len(), 1, "{what}: one line of error: {stderr}");
+                assert!(
+                    lines[0].contains(&lock.display().to_string()),
+                    "{what}: the line names the lock: {stderr}"
+                );
+                assert_eq!(kind_of(&lock), before, "{what}: the file was replaced");
+                if let Kind::Fifo | Kind::DevZero | Kind::Directory = kind {
+                    assert!(
+                        lines[0].contains("not a regular file"),
+                        "{what}: the line says what is wrong: {stderr}"
+                    );
+                }
+            })
+        })
+        .collect();
+    for run in runs {
+        if let Err(panic) = run.join() {
+            std::panic::resume_unwind(panic);
+        }
+    }
 }

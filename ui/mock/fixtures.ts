@@ -202,6 +202,7 @@ export function settingsFixture(): SettingsView {
     },
     notificationsPausedUntil: null,
     minIntervalSecs: 10,
+    maxIntervalSecs: 86400,
     autostartFile: '/home/ada/.config/autostart/fabric-tray.desktop',
     autostartPresent: false,
     rules: [

@@ -166,7 +166,14 @@ export function when(iso: string | null | undefined, now: Date = new Date()): st
   return `${day} ${time}`;
 }
 
-/** A badge: a word with a state class for colour, and the word itself for meaning. */
-export function badge(word: string, tone: 'good' | 'warn' | 'bad' | 'neutral'): HTMLSpanElement {
-  return h('span', { class: `badge ${tone}` }, word);
+/**
+ * A badge: a label (`labels.ts`, never a raw enum word) with a state class for colour, and
+ * the raw word, when there is one, in `data-state` for styles and tests.
+ */
+export function badge(label: string, tone: 'good' | 'warn' | 'bad' | 'neutral', state?: string): HTMLSpanElement {
+  return h(
+    'span',
+    state === undefined ? { class: `badge ${tone}` } : { class: `badge ${tone}`, 'data-state': state },
+    label,
+  );
 }

@@ -225,7 +225,7 @@ quietStart: string | null, quietEnd: string | null, launchAtLogin: boolean,
  */
 mutedProjects: Array<string>, };
 
-export type SettingsView = { path: string, form: SettingsForm, notificationsPausedUntil: string | null, minIntervalSecs: number, autostartFile: string, autostartPresent: boolean, 
+export type SettingsView = { path: string, form: SettingsForm, notificationsPausedUntil: string | null, minIntervalSecs: number, maxIntervalSecs: number, autostartFile: string, autostartPresent: boolean, 
 /**
  * How notifications behave, one line per rule.
  */

@@ -218,10 +218,8 @@ fn probe(view: &mut ServiceView, origin: &str) {
             ServiceState::Degraded,
             "Running, with problems.".to_string(),
         ),
-        other => (
-            ServiceState::Degraded,
-            format!("Running, {}.", other.as_str()),
-        ),
+        contract::ServiceStatus::Starting => (ServiceState::Degraded, "Starting up.".to_string()),
+        contract::ServiceStatus::Stopping => (ServiceState::Degraded, "Stopping.".to_string()),
     };
 }
 

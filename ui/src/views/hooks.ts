@@ -7,7 +7,8 @@
 
 import { errorText, type Api } from '../api';
 import { badge, h, patchChildren } from '../dom';
-import type { ApprovalState, HostId, HostStatus, Operation, PlanView, StatusView } from '../types';
+import { APPROVAL_LABELS, HOOK_STATE_LABELS, SCOPE_LABELS } from '../labels';
+import type { ApprovalState, HookStateKind, HostId, HostStatus, Operation, PlanView, StatusView } from '../types';
 
 const CODEX_TRUST =
   'Codex runs a hook only after you approve it in /hooks, and asks again whenever its command or its place in hooks.json changes.';
@@ -22,7 +23,7 @@ const APPROVAL_TONE: Record<ApprovalState, 'good' | 'warn' | 'bad' | 'neutral'> 
   unknown: 'neutral',
 };
 
-const STATE_TONE: Record<string, 'good' | 'warn' | 'bad' | 'neutral'> = {
+const STATE_TONE: Record<HookStateKind, 'good' | 'warn' | 'bad' | 'neutral'> = {
   installed: 'good',
   'not-installed': 'neutral',
   stale: 'warn',
@@ -73,13 +74,16 @@ export class HooksView {
         'dl',
         {},
         h('dt', {}, 'fabric registered'),
-        h('dd', { 'data-fact': 'registered' }, host.fabricRegistered ? `yes (${host.scopes.join(', ')} scope)` : 'no'),
+        h(
+          'dd',
+          { 'data-fact': 'registered' },
+          host.fabricRegistered ? `yes (${host.scopes.map((s) => SCOPE_LABELS[s]).join(', ')} scope)` : 'no',
+        ),
         h('dt', {}, 'Hooks'),
         h(
           'dd',
           { 'data-fact': 'hook-state' },
-          badge(host.hooks.state, STATE_TONE[host.hooks.state] ?? 'neutral'),
-          host.hooks.state === 'installed' ? ' current' : '',
+          badge(HOOK_STATE_LABELS[host.hooks.state], STATE_TONE[host.hooks.state], host.hooks.state),
         ),
         ...approvalFacts(host),
         h('dt', {}, 'Version'),
@@ -251,8 +255,8 @@ function approvalFacts(host: HostStatus): HTMLElement[] {
     h(
       'dd',
       { 'data-fact': 'approval' },
-      badge(approval.state, APPROVAL_TONE[approval.state]),
-      approval.description ? ` ${approval.description}` : '',
+      badge(APPROVAL_LABELS[approval.state], APPROVAL_TONE[approval.state], approval.state),
+      approval.description ? ` — ${approval.description}` : '',
     ),
   ];
 }

@@ -8,6 +8,7 @@
 // when the oldest rows drop off the top.
 
 import { h, patchChildren, setText } from '../dom';
+import { LOG_OUTCOME_LABELS, logEventLabel, logHostLabel, logOutcomeLabel } from '../labels';
 import type { LogLine, LogSnapshot, LogUpdate } from '../types';
 
 export const MAX_ROWS = 500;
@@ -66,13 +67,8 @@ export class LogView {
     this.eventSel = h('select', { id: 'log-event' });
     this.outcomeSel = h('select', { id: 'log-outcome' });
     this.sessionSel = h('select', { id: 'log-session' });
-    for (const [value, label] of [
-      ['', 'All outcomes'],
-      ['ok', 'ok'],
-      ['refused', 'refused'],
-      ['unknown', 'unknown'],
-      ['unparsed', 'unparsed'],
-    ] as const) {
+    this.outcomeSel.append(h('option', { value: '' }, 'All outcomes'));
+    for (const [value, label] of Object.entries(LOG_OUTCOME_LABELS)) {
       this.outcomeSel.append(h('option', { value }, label));
     }
     this.searchIn = h('input', {
@@ -170,8 +166,13 @@ export class LogView {
   }
 
   private refreshOptions(): void {
-    setOptions(this.eventSel, 'All events', unique(this.lines.map((l) => l.event)));
-    setOptions(this.sessionSel, 'All sessions', unique(this.lines.map((l) => l.session ?? '').filter(Boolean)));
+    setOptions(this.eventSel, 'All events', unique(this.lines.map((l) => l.event)), logEventLabel);
+    setOptions(
+      this.sessionSel,
+      'All sessions',
+      unique(this.lines.map((l) => l.session ?? '').filter(Boolean)),
+      (session) => session,
+    );
   }
 
   render(): void {
@@ -200,10 +201,10 @@ export class LogView {
         'tr',
         { key: `line:${++this.rowCount}`, class: `o-${line.outcome}`, 'data-outcome': line.outcome },
         h('td', { class: 'nowrap' }, line.time),
-        h('td', {}, line.event),
-        h('td', {}, line.host),
+        h('td', {}, logEventLabel(line.event)),
+        h('td', {}, logHostLabel(line.host)),
         h('td', { class: 'mono small' }, line.session ?? '—'),
-        h('td', {}, line.outcome === 'refused' ? `refused ${line.code ?? ''}` : line.outcome),
+        h('td', {}, logOutcomeLabel(line.outcome, line.code)),
         h('td', { class: 'small' }, line.outcome === 'unparsed' ? line.raw : line.detail),
       );
       this.rows.set(line, row);
@@ -241,13 +242,18 @@ function unique(values: string[]): string[] {
 }
 
 /** Patches a filter's options in place: an open or focused list keeps the person's choice. */
-function setOptions(select: HTMLSelectElement, allLabel: string, values: string[]): void {
+function setOptions(
+  select: HTMLSelectElement,
+  allLabel: string,
+  values: string[],
+  labelOf: (value: string) => string,
+): void {
   const current = [...select.options].slice(1).map((o) => o.value);
   if (current.length === values.length && current.every((v, i) => v === values[i])) return;
   const chosen = select.value;
   patchChildren(select, [
     h('option', { key: 'all', value: '' }, allLabel),
-    ...values.map((v) => h('option', { key: `value:${v}`, value: v }, v)),
+    ...values.map((v) => h('option', { key: `value:${v}`, value: v }, labelOf(v))),
   ]);
   const value = values.includes(chosen) ? chosen : '';
   if (select.value !== value) select.value = value;

@@ -5,7 +5,14 @@
 // did, or where the session is when it could not, is said in the line under the table.
 
 import { badge, h, patchChildren, setText, when } from '../dom';
-import type { FocusView, SessionStatus, StatusView, TurnChanges } from '../types';
+import {
+  BOARD_STATE_LABELS,
+  DOWN_REASON_LABELS,
+  FABRIC_STATE_LABELS,
+  HOST_LABELS,
+  SESSION_HOOKS_LABELS,
+} from '../labels';
+import type { FocusView, HostId, SessionStatus, StatusView, TurnChanges } from '../types';
 
 /** The line saying what the last "Go to" did; kept across re-renders. */
 let focusNote = '';
@@ -43,10 +50,8 @@ function showFocusNote(root: HTMLElement, text: string): void {
   if (note) setText(note, text);
 }
 
-const HOST_NAMES: Record<string, string> = { claude: 'Claude Code', codex: 'Codex', kimi: 'Kimi Code' };
-
-export function hostName(host: string): string {
-  return HOST_NAMES[host] ?? host;
+export function hostName(host: HostId): string {
+  return HOST_LABELS[host];
 }
 
 function fabricCard(view: StatusView): HTMLElement {
@@ -55,7 +60,7 @@ function fabricCard(view: StatusView): HTMLElement {
     return h(
       'section',
       { class: 'card', 'aria-labelledby': 'fabric-h' },
-      h('h2', { id: 'fabric-h' }, 'Fabric ', badge('running', 'good')),
+      h('h2', { id: 'fabric-h' }, 'Fabric ', badge(FABRIC_STATE_LABELS.running, 'good', 'running')),
       h(
         'dl',
         {},
@@ -71,8 +76,8 @@ function fabricCard(view: StatusView): HTMLElement {
   return h(
     'section',
     { class: 'card', 'aria-labelledby': 'fabric-h' },
-    h('h2', { id: 'fabric-h' }, 'Fabric ', badge('down', 'bad')),
-    h('p', { 'data-fact': 'down-reason' }, f.downReason ?? 'Fabric is not running.'),
+    h('h2', { id: 'fabric-h' }, 'Fabric ', badge(FABRIC_STATE_LABELS.down, 'bad', 'down')),
+    h('p', { 'data-fact': 'down-reason' }, f.downReason ? DOWN_REASON_LABELS[f.downReason] : 'Fabric is not running.'),
     h('p', { class: 'hint' }, 'Start the Fabric app. The hooks stay quiet until it runs; nothing is lost.'),
   );
 }
@@ -88,7 +93,12 @@ function hooksCard(view: StatusView): HTMLElement {
   return h(
     'section',
     { class: 'card', 'aria-labelledby': 'hooks-h' },
-    h('h2', { id: 'hooks-h' }, 'Session hooks ', badge(s.sessionHooks, active ? 'good' : 'warn')),
+    h(
+      'h2',
+      { id: 'hooks-h' },
+      'Session hooks ',
+      badge(SESSION_HOOKS_LABELS[s.sessionHooks], active ? 'good' : 'warn', s.sessionHooks),
+    ),
     h('p', { 'data-fact': 'hooks-why' }, why),
     h(
       'p',
@@ -112,7 +122,7 @@ function boardCell(session: SessionStatus): HTMLElement {
   return h(
     'td',
     { 'data-col': 'board' },
-    badge(b.state, tone),
+    badge(BOARD_STATE_LABELS[b.state], tone, b.state),
     ' ',
     h('strong', { 'data-col': 'unread', class: b.unread > 0 ? 'unread' : '' }, `${b.unread} unread`),
   );
@@ -142,7 +152,7 @@ function sessionRow(session: SessionStatus, changes: TurnChanges | undefined): H
       turn && changesText(changes) ? h('div', { class: 'muted small' }, changesText(changes)) : null,
     ),
     boardCell(session),
-    h('td', { 'data-col': 'activity' }, session.inTurn ? badge('in a turn', 'warn') : badge('idle', 'neutral')),
+    h('td', { 'data-col': 'activity' }, session.inTurn ? badge('In a turn', 'warn') : badge('Idle', 'neutral')),
     h(
       'td',
       { 'data-col': 'go' },

@@ -2,6 +2,7 @@
 // Rendering patches the view in place; each row is keyed by its descriptor file.
 
 import { badge, h, patchChildren } from '../dom';
+import { SERVICE_STATE_LABELS } from '../labels';
 import type { ServiceState, ServicesView } from '../types';
 
 const TONE: Record<ServiceState, 'good' | 'warn' | 'bad' | 'neutral'> = {
@@ -31,7 +32,7 @@ export function renderServices(root: HTMLElement, view: ServicesView): void {
             h(
               'td',
               { 'data-col': 'state' },
-              badge(s.state, TONE[s.state]),
+              badge(SERVICE_STATE_LABELS[s.state], TONE[s.state], s.state),
               s.version ? h('span', { class: 'muted small' }, ` v${s.version}`) : null,
             ),
             h(

@@ -86,6 +86,7 @@ export class SettingsView {
     if (this.dirty && !force) return;
     setText(this.pathEl, `Saved in ${view.path}; the tray reads it when it changes.`);
     if (this.interval.min !== String(view.minIntervalSecs)) this.interval.min = String(view.minIntervalSecs);
+    if (this.interval.max !== String(view.maxIntervalSecs)) this.interval.max = String(view.maxIntervalSecs);
     setValue(this.interval, String(view.form.watchIntervalSecs));
     setChecked(this.notifications, view.form.notifications);
     setValue(this.quietStart, view.form.quietStart ?? '');

@@ -74,8 +74,8 @@ test('overview shows Fabric, the hooks and each live session', async () => {
   assert.equal(await page.textContent('[data-session="sess-analytics-1"] [data-col="unread"]'), '2 unread');
   assert.equal(await page.textContent('[data-session="sess-analytics-1"] [data-col="project"]'), 'proj-analytics');
   assert.match(await page.textContent('[data-session="sess-analytics-1"] [data-col="last-turn"]'), /4 files, \+120 −7/);
-  assert.equal(await page.textContent('[data-session="sess-web-2"] [data-col="activity"]'), 'in a turn');
-  assert.match(await page.textContent('#view-overview h2#hooks-h'), /active/);
+  assert.equal(await page.textContent('[data-session="sess-web-2"] [data-col="activity"]'), 'In a turn');
+  assert.match(await page.textContent('#view-overview h2#hooks-h'), /Active/);
   await page.screenshot({ path: path.join(shots, 'overview.png') });
   assert.deepEqual(errors, []);
   await page.close();
@@ -93,7 +93,7 @@ test('hooks: install shows the diff and applies only after confirming', async ()
   const { page } = await open();
   await page.click('#tab-hooks');
   assert.match(await page.textContent('[data-host="codex"] [data-fact="trust"]'), /approve it in \/hooks/);
-  assert.match(await page.textContent('[data-host="kimi"] [data-fact="hook-state"]'), /stale/);
+  assert.equal(await page.textContent('[data-host="kimi"] [data-fact="hook-state"]'), 'Out of date');
   await page.click('[data-host="codex"] [data-action="install"]');
   await page.waitForSelector('[data-fact="diff"]');
   assert.match(await page.textContent('[data-fact="plan-file"]'), /\.codex\/hooks\.json/);
@@ -309,11 +309,34 @@ test('events patch the page in place: focus, selection, typing and scroll surviv
   await page.close();
 });
 
+test('every view says its states in words, never a raw enum word', async () => {
+  const { page, errors } = await open();
+  // Enum words as the Rust side spells them; the page shows its labels (src/labels.ts).
+  const raw =
+    /\b(not-installed|not-needed|turned-off|hooks-off|not-probed|session-start|user-prompt-submit|fabric-down)\b/;
+  const seen = {};
+  for (const tab of ['overview', 'hooks', 'log', 'services', 'settings']) {
+    await page.click(`#tab-${tab}`);
+    seen[tab] = await page.evaluate((id) => document.getElementById(id).innerText, `view-${tab}`);
+    assert.doesNotMatch(seen[tab], raw, `${tab}: ${seen[tab].match(raw)?.[0]}`);
+  }
+  assert.match(seen.overview, /Fabric\s+Running/);
+  assert.equal(await page.textContent('[data-host="codex"] [data-fact="hook-state"]'), 'Not installed');
+  assert.equal(
+    await page.getAttribute('[data-host="codex"] [data-fact="hook-state"] .badge', 'data-state'),
+    'not-installed',
+  );
+  assert.match(seen.log, /Session start/);
+  assert.match(seen.log, /Refused: fabric down/);
+  assert.deepEqual(errors, []);
+  await page.close();
+});
+
 test('services show each state', async () => {
   const { page } = await open();
   await page.click('#tab-services');
   const states = await page.$$eval('#services [data-col="state"] .badge', (b) => b.map((x) => x.textContent));
-  assert.deepEqual(states, ['ready', 'degraded', 'down', 'invalid']);
+  assert.deepEqual(states, ['Ready', 'Degraded', 'Down', 'Invalid']);
   await page.screenshot({ path: path.join(shots, 'services.png') });
   await page.close();
 });

@@ -84,7 +84,7 @@ describe('a status event', () => {
     expect(install.isConnected).toBe(true);
     expect($('[data-host="codex"] [data-action="install"]')).toBe(install);
     expect(remove.disabled).toBe(false);
-    expect($('[data-host="codex"] [data-fact="hook-state"]').textContent).toContain('installed');
+    expect($('[data-host="codex"] [data-fact="hook-state"]').textContent).toBe('Installed');
   });
 
   it('leaves an open plan open, with focus on its confirm button, while the cards update', async () => {
@@ -96,7 +96,7 @@ describe('a status event', () => {
 
     facts.status.status.hosts[2]!.hooks = { state: 'installed', description: 'installed' };
     await emit('state-changed', { kinds: ['status'] });
-    await vi.waitFor(() => expect($('[data-host="kimi"] [data-fact="hook-state"]').textContent).toContain('installed'));
+    await vi.waitFor(() => expect($('[data-host="kimi"] [data-fact="hook-state"]').textContent).toBe('Installed'));
 
     expect($('#plan').hidden).toBe(false);
     expect($('[data-fact="plan-digest"]').textContent).toContain('aa11bb22');

@@ -53,7 +53,7 @@ describe('overview', () => {
     expect(row.querySelector('[data-col="project"]')!.textContent).toBe('proj-analytics');
     expect(row.querySelector('[data-col="unread"]')!.textContent).toBe('2 unread');
     expect(row.textContent).toContain('4 files, +120 −7');
-    expect(root.querySelector('[data-session="sess-web-2"] [data-col="activity"]')!.textContent).toBe('in a turn');
+    expect(root.querySelector('[data-session="sess-web-2"] [data-col="activity"]')!.textContent).toBe('In a turn');
     expect(root.querySelector('[data-session="sess-web-2"] [data-col="board"]')!.textContent).toBe('unknown');
   });
 
@@ -85,7 +85,9 @@ describe('overview', () => {
     view.status.fabric = { state: 'down', downReason: 'no hub.json', features: [], hubJson: '/x' };
     view.status.sessionHooks = 'inert';
     renderOverview(root, view);
-    expect(root.querySelector('[data-fact="down-reason"]')!.textContent).toBe('no hub.json');
+    expect(root.querySelector('[data-fact="down-reason"]')!.textContent).toBe(
+      'Fabric is not running: it has not written its hub.json.',
+    );
     expect(root.querySelector('[data-fact="hooks-why"]')!.textContent).toContain('Fabric is down');
   });
 });
@@ -124,7 +126,7 @@ describe('hooks', () => {
     view.update(status);
     expect(root.querySelector('[data-host="codex"] [data-fact="trust"]')).not.toBeNull();
     expect(root.querySelector('[data-host="codex"] [data-fact="approval"]')!.textContent).toBe(
-      'waiting waiting for your approval in Codex: run /hooks',
+      'Waiting — waiting for your approval in Codex: run /hooks',
     );
     expect(root.querySelector('[data-host="claude"] [data-fact="approval"]')).toBeNull();
     expect(root.querySelector('[data-host="codex"] [data-fact="version"]')!.textContent).toBe(
@@ -177,7 +179,7 @@ describe('services and settings', () => {
   it('lists each service with its state', () => {
     renderServices(root, servicesFixture());
     const states = [...root.querySelectorAll('[data-col="state"] .badge')].map((b) => b.textContent);
-    expect(states).toEqual(['ready', 'degraded', 'down', 'invalid']);
+    expect(states).toEqual(['Ready', 'Degraded', 'Down', 'Invalid']);
   });
 
   it('reads the form and shows a refused save', async () => {
@@ -202,5 +204,67 @@ describe('services and settings', () => {
     expect((root.querySelector('#set-muted') as HTMLInputElement).value).toBe('proj-noisy');
     (root.querySelector('#set-muted') as HTMLInputElement).value = ' web ,, api ';
     expect(view.read().mutedProjects).toEqual(['web', 'api']);
+  });
+});
+
+describe('labels', () => {
+  /** Every word of the page's text, for a look at what a person reads. */
+  const shown = () => root.textContent;
+  /** Enum words as the Rust side spells them, which a person should never read. */
+  const RAW =
+    /\b(not-installed|not-needed|turned-off|hooks-off|not-probed|session-start|user-prompt-submit|fabric-down|not_available)\b/;
+
+  it('every enum word the page shows reads as a person says it', () => {
+    const status = statusFixture();
+    status.status.hosts[1]!.approval = {
+      state: 'waiting',
+      events: ['SessionStart'],
+      approvedElsewhere: false,
+      hooks: [],
+    } as never;
+    renderOverview(root, status);
+    expect(root.querySelector('#fabric-h .badge')!.textContent).toBe('Running');
+    expect(root.querySelector('#hooks-h .badge')!.textContent).toBe('Active');
+    expect(root.querySelector('[data-session="sess-analytics-1"] [data-col="board"] .badge')!.textContent).toBe(
+      'Ready',
+    );
+    expect(shown()).not.toMatch(RAW);
+
+    const hooks = new HooksView(root, { planHooks: vi.fn(), applyHooks: vi.fn() });
+    hooks.update(status);
+    const hookStates = [...root.querySelectorAll('[data-fact="hook-state"] .badge')].map((b) => b.textContent);
+    expect(hookStates).toEqual(['Installed', 'Not installed', 'Out of date']);
+    expect(root.querySelector('[data-host="codex"] [data-fact="hook-state"]')!.textContent).toBe('Not installed');
+    expect(root.querySelector('[data-host="codex"] [data-fact="approval"] .badge')!.textContent).toBe('Waiting');
+    // The raw word stays in the markup for styles and tests, never in the text.
+    expect(root.querySelector('[data-host="codex"] [data-fact="hook-state"] .badge')!.getAttribute('data-state')).toBe(
+      'not-installed',
+    );
+    expect(shown()).not.toMatch(RAW);
+
+    renderServices(root, servicesFixture());
+    const states = [...root.querySelectorAll('[data-col="state"] .badge')].map((b) => b.textContent);
+    expect(states).toEqual(['Ready', 'Degraded', 'Down', 'Invalid']);
+
+    const log = new LogView(root);
+    log.load({
+      path: 'hooks.log',
+      rotated: 'hooks.log.1',
+      lines: [
+        logLine(0, { event: 'user-prompt-submit', host: 'claude', outcome: 'refused', code: 'not_available' }),
+        logLine(1, { event: 'session-start', host: 'kimi', outcome: 'ok' }),
+      ],
+    });
+    const cells = [...root.querySelectorAll('#log tbody tr')].map((r) =>
+      [...r.querySelectorAll('td')].slice(1, 5).map((td) => td.textContent),
+    );
+    expect(cells).toEqual([
+      ['Prompt', 'Claude Code', 'sess-analytics-1', 'Refused: not available'],
+      ['Session start', 'Kimi Code', 'sess-web-2', 'OK'],
+    ]);
+    const options = [...root.querySelectorAll('#log-event option, #log-outcome option')].map((o) => o.textContent);
+    expect(options).toContain('Session start');
+    expect(options).toContain('Refused');
+    expect(shown()).not.toMatch(RAW);
   });
 });

@@ -10,11 +10,12 @@
 //! - Windows: the `Fabric Companion` value under `HKCU\Software\Microsoft\Windows\CurrentVersion\Run`.
 //!
 //! Files are written atomically; it removes only its own entry and never starts the tray. The
-//! entries' contents are pure functions, tested on every OS.
+//! entries' contents are pure functions, tested on every OS. Entries are read the careful way
+//! ([`fsutil::read_bounded`]: never blocking, bounded): one that is not a regular file (a FIFO,
+//! a device, a folder, a symlink loop) reads as absent and is never written over or removed.
 
 use std::path::{Path, PathBuf};
 
-#[cfg(not(windows))]
 use crate::fsutil;
 use crate::paths::Paths;
 use crate::programs::{self, Program, Search};
@@ -24,6 +25,9 @@ pub const AUTOSTART_FILE: &str = "fabric-tray.desktop";
 
 /// The macOS LaunchAgent's label (and file name, with `.plist`).
 pub const LAUNCH_AGENT_LABEL: &str = "ai.passioncode.fabric-companion.tray";
+
+/// No desktop entry comes near this.
+const ENTRY_LIMIT: u64 = 64 * 1024;
 
 /// The Windows `Run` key, under `HKEY_CURRENT_USER`.
 pub const RUN_KEY: &str = r"Software\Microsoft\Windows\CurrentVersion\Run";
@@ -84,21 +88,47 @@ fn turned_off(text: &str) -> bool {
     false
 }
 
+/// An entry's text; `None` when it is missing, unreadable or not a regular file.
+fn read_entry(file: &Path) -> Option<String> {
+    let bytes = fsutil::read_bounded(file, ENTRY_LIMIT).ok()??;
+    Some(String::from_utf8_lossy(&bytes).into_owned())
+}
+
 /// Whether a system entry among `system` is on (the first one found decides).
 fn system_on(system: &[PathBuf]) -> bool {
     system
         .iter()
-        .find_map(|file| std::fs::read_to_string(file).ok())
+        .find_map(|file| read_entry(file))
         .is_some_and(|text| !turned_off(&text))
 }
 
 /// XDG: whether the tray starts at login, from the person's entry `own` (on unless turned
 /// off) when it is there, else from the system entries.
 pub fn xdg_enabled(own: &Path, system: &[PathBuf]) -> bool {
-    match std::fs::read_to_string(own) {
-        Ok(text) => !turned_off(&text),
-        Err(_) => system_on(system),
+    match read_entry(own) {
+        Some(text) => !turned_off(&text),
+        None => system_on(system),
     }
+}
+
+/// Whether `own` is a regular file (`Ok(true)`) or missing (`Ok(false)`); anything else (a
+/// FIFO, a device, a folder, a symlink loop) is never written over nor removed: the error
+/// says what it is.
+#[cfg(not(windows))]
+fn own_entry_is_regular(own: &Path) -> std::io::Result<bool> {
+    let what = match fsutil::open_checked(own) {
+        Ok(fsutil::Opened::File(..)) => return Ok(true),
+        Ok(fsutil::Opened::Missing) => return Ok(false),
+        Ok(fsutil::Opened::Special(special)) => format!("is {special}"),
+        Err(error) => format!("cannot be read ({error})"),
+    };
+    Err(std::io::Error::new(
+        std::io::ErrorKind::InvalidInput,
+        format!(
+            "{} {what}, not a regular file; it was left as it is",
+            own.display()
+        ),
+    ))
 }
 
 /// XDG: makes the login item match `enabled` for this person. With a system entry on, on
@@ -116,11 +146,15 @@ pub fn xdg_set(
         (true, false) => Some(autostart_text(&tray())),
         (false, true) => Some(hidden_text()),
     };
+    let regular = own_entry_is_regular(own);
     match wanted {
+        // A special file reads as absent: there is nothing to remove, and it stays.
+        None if !matches!(regular, Ok(true)) => Ok(()),
         None => match std::fs::remove_file(own) {
             Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(e),
             _ => Ok(()),
         },
+        Some(_) if regular.is_err() => regular.map(drop),
         Some(text) => {
             if let Some(dir) = own.parent() {
                 std::fs::create_dir_all(dir)?;
@@ -387,6 +421,79 @@ mod tests {
         assert!(!own.exists(), "on again: the override is gone");
         assert!(xdg_enabled(&own, &system));
         assert_eq!(std::fs::read_to_string(&system_file).unwrap(), system_text);
+    }
+
+    /// A FIFO (a plain read waits for a writer forever), `/dev/zero` through a symlink (a
+    /// plain read never ends), a folder and a symlink loop as the person's entry or the
+    /// system's: read at once as absent, and never written over nor removed.
+    #[test]
+    #[cfg(unix)]
+    fn a_special_entry_reads_as_absent_at_once_and_is_never_replaced() {
+        use std::sync::mpsc;
+        use std::time::Duration;
+        fn plant(kind: usize, path: &Path) {
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            match kind {
+                0 => {
+                    let c = std::ffi::CString::new(path.as_os_str().as_encoded_bytes()).unwrap();
+                    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+                }
+                1 => std::os::unix::fs::symlink("/dev/zero", path).unwrap(),
+                2 => std::fs::create_dir(path).unwrap(),
+                _ => std::os::unix::fs::symlink(path, path).unwrap(),
+            }
+        }
+        let file_type = |p: &Path| std::fs::symlink_metadata(p).unwrap().file_type();
+        let watched = |f: Box<dyn FnOnce() -> bool + Send>| {
+            let (tx, rx) = mpsc::channel();
+            std::thread::spawn(move || {
+                let _ = tx.send(f());
+            });
+            rx.recv_timeout(Duration::from_secs(10))
+                .expect("reading the login item hung")
+        };
+        for kind in 0..4 {
+            let dir = tempfile::tempdir().unwrap();
+            let own = dir.path().join("home/autostart").join(AUTOSTART_FILE);
+            let system_file = dir.path().join("etc/autostart").join(AUTOSTART_FILE);
+            // The person's entry special, the package's on: the package's decides.
+            plant(kind, &own);
+            std::fs::create_dir_all(system_file.parent().unwrap()).unwrap();
+            std::fs::write(
+                &system_file,
+                autostart_text(Path::new("/usr/bin/fabric-tray")),
+            )
+            .unwrap();
+            let system = vec![system_file.clone()];
+            let before = file_type(&own);
+            let (o, s) = (own.clone(), system.clone());
+            assert!(
+                watched(Box::new(move || xdg_enabled(&o, &s))),
+                "kind {kind}"
+            );
+            let err = xdg_set(&own, &system, false, || unreachable!()).unwrap_err();
+            assert_eq!(
+                err.kind(),
+                std::io::ErrorKind::InvalidInput,
+                "kind {kind}: {err}"
+            );
+            // On already (the special entry reads as absent): nothing to do, nothing removed.
+            xdg_set(&own, &system, true, || unreachable!()).unwrap();
+            assert_eq!(file_type(&own), before, "kind {kind}: replaced or removed");
+
+            // The package's entry special, no entry of the person's: off.
+            std::fs::remove_file(&system_file).unwrap();
+            plant(kind, &system_file);
+            let _ = std::fs::remove_file(&own).or_else(|_| std::fs::remove_dir(&own));
+            let before = file_type(&system_file);
+            let (o, s) = (own.clone(), system.clone());
+            assert!(
+                !watched(Box::new(move || xdg_enabled(&o, &s))),
+                "kind {kind}"
+            );
+            xdg_set(&own, &system, true, || PathBuf::from("/t/fabric-tray")).unwrap();
+            assert_eq!(file_type(&system_file), before, "kind {kind}");
+        }
     }
 
     #[test]

@@ -1,5 +1,8 @@
 //! Wall-clock times as we write them: RFC 3339 UTC to the second for files and the log, and
-//! the compact `YYYYMMDDTHHMMSSZ` stamp used in backup names.
+//! the compact `YYYYMMDDTHHMMSSZ` stamp used in backup names; and the one way a deadline is
+//! computed from a wait ([`deadline_after`]), which never overflows.
+
+use std::time::{Duration, Instant};
 
 use time::OffsetDateTime;
 use time::macros::format_description;
@@ -41,9 +44,38 @@ pub fn parse_rfc3339(text: &str) -> Option<OffsetDateTime> {
     OffsetDateTime::parse(text, &time::format_description::well_known::Rfc3339).ok()
 }
 
+/// The furthest a deadline is ever put: 30 years (as tokio's own "far future"), so a wait
+/// too long to add to an [`Instant`] is a deadline that never comes, not a panic.
+pub const FAR_FUTURE: Duration = Duration::from_secs(30 * 365 * 24 * 3600);
+
+/// `from + after`, saturating: a wait past [`FAR_FUTURE`] (`Duration::MAX`, say) is capped to
+/// it. `Instant + Duration` panics on overflow ("overflow when adding duration to instant");
+/// every deadline of ours is computed here instead (tokio's `Instant` through
+/// `from_std`/`into_std`).
+pub fn deadline_after(from: Instant, after: Duration) -> Instant {
+    from.checked_add(after.min(FAR_FUTURE))
+        .or_else(|| from.checked_add(FAR_FUTURE))
+        // No clock is that close to its end; an unreachable fallback, never a panic.
+        .unwrap_or(from)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_deadline_never_overflows() {
+        let now = Instant::now();
+        assert_eq!(
+            deadline_after(now, Duration::from_secs(5)),
+            now + Duration::from_secs(5)
+        );
+        assert_eq!(deadline_after(now, Duration::MAX), now + FAR_FUTURE);
+        assert_eq!(
+            deadline_after(now, Duration::from_secs(u64::MAX)),
+            now + FAR_FUTURE
+        );
+    }
 
     #[test]
     fn round_trips() {

@@ -24,12 +24,6 @@ use std::ffi::OsStr;
 use std::path::Path;
 use std::process::{Command, Stdio};
 
-/// Windows: the creation flags for a console program we start and wait for (`fabric-mcp`,
-/// `git`): a console of its own with no window, so that nothing flashes even when we have no
-/// console to share (the tray, a GUI program).
-#[cfg(windows)]
-pub const HIDDEN_CONSOLE: u32 = windows_sys::Win32::System::Threading::CREATE_NO_WINDOW;
-
 /// Starts `program` with `args`, detached. Returns once it has been started.
 pub fn spawn_detached<S: AsRef<OsStr>>(program: &Path, args: &[S]) -> std::io::Result<()> {
     spawn_detached_without(program, args, &[])

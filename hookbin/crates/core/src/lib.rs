@@ -27,6 +27,7 @@ pub mod launched;
 pub mod paths;
 pub mod platform;
 pub mod process;
+pub mod process_group;
 pub mod programs;
 pub mod registration;
 pub mod services;

@@ -26,6 +26,8 @@ pub const NOTIFICATION_RULES: [&str; 7] = [
 
 /// The watch interval may not go below this many seconds (the same floor as `watch-mail`).
 pub const MIN_WATCH_INTERVAL_SECS: u64 = 10;
+/// The watch interval may not go above this many seconds (24 hours, as the dashboard says).
+pub const MAX_WATCH_INTERVAL_SECS: u64 = 24 * 3600;
 const SETTINGS_LIMIT: u64 = 256 * 1024;
 
 /// Quiet hours: no notifications between `start` and `end` (local `HH:MM`, may wrap midnight);
@@ -61,7 +63,9 @@ pub fn parse_hh_mm(text: &str) -> Option<u32> {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", default)]
 pub struct Settings {
-    /// Seconds between watch-mail looks (± 20 %); at least 10.
+    /// Seconds between watch-mail looks (± 20 %); 10 to 86,400 (24 hours), any other number
+    /// in the file clamped into that range when read.
+    #[serde(deserialize_with = "interval_in_range")]
     pub watch_interval_secs: u64,
     /// Desktop notifications on or off.
     pub notifications: bool,
@@ -92,10 +96,30 @@ impl Default for Settings {
 }
 
 impl Settings {
-    /// The interval with the floor applied.
+    /// The interval clamped to its range ([`clamp_interval_secs`]).
     pub fn effective_interval_secs(&self) -> u64 {
-        self.watch_interval_secs.max(MIN_WATCH_INTERVAL_SECS)
+        clamp_interval_secs(self.watch_interval_secs)
     }
+}
+
+/// `secs` within [`MIN_WATCH_INTERVAL_SECS`]..=[`MAX_WATCH_INTERVAL_SECS`].
+pub fn clamp_interval_secs(secs: u64) -> u64 {
+    secs.clamp(MIN_WATCH_INTERVAL_SECS, MAX_WATCH_INTERVAL_SECS)
+}
+
+/// Reads `watchIntervalSecs` as any JSON number, clamped into its range (a person may write
+/// `1e9` or `-1` by hand); anything else is the default, never a reason to drop the file.
+fn interval_in_range<'de, D: serde::Deserializer<'de>>(de: D) -> Result<u64, D::Error> {
+    let secs = match Value::deserialize(de)? {
+        Value::Number(n) => match (n.as_u64(), n.as_f64()) {
+            (Some(secs), _) => secs,
+            // Negative, fractional or beyond u64: `as` saturates (NaN is not JSON).
+            (None, Some(secs)) => secs as u64,
+            (None, None) => Settings::default().watch_interval_secs,
+        },
+        _ => Settings::default().watch_interval_secs,
+    };
+    Ok(clamp_interval_secs(secs))
 }
 
 /// Why settings could not be saved.
@@ -216,5 +240,42 @@ mod tests {
             ..Settings::default()
         };
         assert_eq!(settings.effective_interval_secs(), 10);
+    }
+
+    /// Issue 21: 2^64-1 seconds overflowed the tray's `Instant` arithmetic. The interval is
+    /// clamped to its documented range (10 s to 24 hours) when read, whatever number the file
+    /// holds, and a value that is no number is the default; the rest of the file still counts.
+    #[test]
+    fn a_huge_or_odd_interval_is_clamped_to_its_range_on_read() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("settings.json");
+        for (value, want) in [
+            ("18446744073709551615", MAX_WATCH_INTERVAL_SECS),
+            ("1e30", MAX_WATCH_INTERVAL_SECS),
+            ("90000", MAX_WATCH_INTERVAL_SECS),
+            ("-5", MIN_WATCH_INTERVAL_SECS),
+            ("3", MIN_WATCH_INTERVAL_SECS),
+            ("600", 600),
+            ("\"soon\"", 60),
+        ] {
+            std::fs::write(
+                &path,
+                format!(r#"{{"watchIntervalSecs": {value}, "notifications": false}}"#),
+            )
+            .unwrap();
+            let settings = load(&path);
+            assert_eq!(settings.watch_interval_secs, want, "{value}");
+            assert_eq!(settings.effective_interval_secs(), want, "{value}");
+            assert!(
+                !settings.notifications,
+                "{value}: the rest of the file was lost"
+            );
+        }
+        assert_eq!(MAX_WATCH_INTERVAL_SECS, 24 * 3600);
+        let settings = Settings {
+            watch_interval_secs: u64::MAX,
+            ..Settings::default()
+        };
+        assert_eq!(settings.effective_interval_secs(), MAX_WATCH_INTERVAL_SECS);
     }
 }

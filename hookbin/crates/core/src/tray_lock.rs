@@ -4,12 +4,15 @@
 //! drops it when the process ends, however it ends), and the dashboard asks [`tray_running`]
 //! with the same code, so both always agree on where the lock is and what holding it means.
 //!
-//! It never writes anything into the lock file and never removes it.
+//! It never writes anything into the lock file and never removes it. The lock is opened the
+//! careful way ([`fsutil`]): never blocking (`O_NONBLOCK | O_NOCTTY`), and anything at its
+//! path that is not a regular file (a FIFO, a device, a folder) is refused and left as it is.
 
-use std::fs::{File, OpenOptions, TryLockError};
+use std::fs::{File, TryLockError};
 use std::path::{Path, PathBuf};
 
 use crate::env_vars;
+use crate::fsutil;
 use crate::paths::Paths;
 
 /// The lock file's name.
@@ -74,12 +77,8 @@ pub fn acquire(path: &Path) -> Result<TrayLock, LockError> {
     if let Some(dir) = path.parent() {
         std::fs::create_dir_all(dir).map_err(io)?;
     }
-    let file = OpenOptions::new()
-        .create(true)
-        .truncate(false)
-        .write(true)
-        .open(path)
-        .map_err(io)?;
+    // Created 0600 if missing, never truncated; a special file is an error naming what it is.
+    let file = fsutil::open_private(path, false).map_err(io)?;
     match file.try_lock() {
         Ok(()) => Ok(TrayLock {
             _file: file,
@@ -90,10 +89,11 @@ pub fn acquire(path: &Path) -> Result<TrayLock, LockError> {
     }
 }
 
-/// Whether another process holds the lock at `path` (a missing file is not held). Testing
-/// takes the lock for an instant and gives it back at once.
+/// Whether another process holds the lock at `path` (a missing file, or anything but a
+/// regular file, is not held). Testing takes the lock for an instant and gives it back at
+/// once; the file is only ever opened for reading, without blocking.
 pub fn is_held(path: &Path) -> bool {
-    let Ok(file) = OpenOptions::new().write(true).open(path) else {
+    let Ok(Some((file, _))) = fsutil::open_regular(path) else {
         return false;
     };
     matches!(file.try_lock(), Err(TryLockError::WouldBlock))
@@ -129,6 +129,48 @@ mod tests {
         assert!(is_held(&lock));
         drop(held);
         assert!(!is_held(&lock));
+    }
+
+    /// A FIFO (a blocking open would wait for a reader forever), `/dev/zero` through a
+    /// symlink, a folder and a symlink loop at the lock: taking it fails at once with an
+    /// error naming the lock, testing it says "not held" at once, and the file stays as it was.
+    #[cfg(unix)]
+    #[test]
+    fn a_special_file_at_the_lock_is_refused_at_once_and_left_as_it_is() {
+        use std::sync::mpsc;
+        use std::time::Duration;
+        let dir = tempfile::tempdir().unwrap();
+        let fifo = dir.path().join("fifo");
+        let c = std::ffi::CString::new(fifo.as_os_str().as_encoded_bytes()).unwrap();
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+        let zero = dir.path().join("zero");
+        std::os::unix::fs::symlink("/dev/zero", &zero).unwrap();
+        let folder = dir.path().join("folder");
+        std::fs::create_dir(&folder).unwrap();
+        let looped = dir.path().join("loop");
+        std::os::unix::fs::symlink(&looped, &looped).unwrap();
+        for path in [fifo, zero, folder, looped] {
+            let kind = std::fs::symlink_metadata(&path).unwrap().file_type();
+            let (tx, rx) = mpsc::channel();
+            let probe = path.clone();
+            std::thread::spawn(move || {
+                let _ = tx.send((acquire(&probe).map(drop), is_held(&probe)));
+            });
+            let (taken, held) = rx
+                .recv_timeout(Duration::from_secs(10))
+                .unwrap_or_else(|_| panic!("{path:?}: the lock hung"));
+            let err = taken.expect_err("a special file was taken as the lock");
+            assert!(
+                err.to_string().contains(&path.display().to_string()),
+                "{path:?}: {err}"
+            );
+            assert!(!held, "{path:?}");
+            assert_eq!(
+                std::fs::symlink_metadata(&path).unwrap().file_type(),
+                kind,
+                "{path:?} was replaced"
+            );
+        }
     }
 
     #[test]

@@ -7,7 +7,9 @@
 //! transport (a partial clone's lazy fetch would run one). It also runs with
 //! `--no-optional-locks` (and `GIT_OPTIONAL_LOCKS=0`) so it never takes a lock the person's own
 //! git might want. All of a turn's git commands together get one time budget; past it the
-//! numbers are null. No path, branch name, commit message or diff text leaves this module.
+//! numbers are null; each command runs in its own process group, so at the deadline it is
+//! killed with everything it started ([`crate::group`]). No path, branch name, commit message
+//! or diff text leaves this module.
 //! Outside a repository every field is null.
 
 use std::collections::BTreeSet;
@@ -17,6 +19,12 @@ use std::process::Stdio;
 use serde::Serialize;
 use tokio::process::Command;
 use tokio::time::Instant;
+
+use crate::group::{GroupChild, Output};
+
+/// The most a git command may print (a diff's numbers or a list of untracked files); more
+/// makes the numbers null rather than a memory cost.
+const OUTPUT_LIMIT: u64 = 64 * 1024 * 1024;
 
 /// The git of an empty tree, to diff a repository that has no commit yet.
 const EMPTY_TREE: &str = "4b825dc642cb6eb9a060e54bf8d69288fbee4904";
@@ -96,25 +104,33 @@ fn command(dir: &Path, filters: &BTreeSet<String>, args: &[&str]) -> Command {
         .env("GIT_ALLOW_PROTOCOL", "")
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .kill_on_drop(true);
-    // No console window, whatever console the worker has.
-    #[cfg(windows)]
-    command.creation_flags(companion_core::detach::HIDDEN_CONSOLE);
+        .stderr(Stdio::null());
     command
 }
 
-/// Runs one git command; `None` when it fails or the budget runs out (it is then killed).
+/// Runs one git command in its own process group ([`GroupChild`]); at `deadline` it and
+/// everything it started (a hook, a helper, a wrapper's child) are killed and `None` comes
+/// back, as it does for a command that fails or prints more than [`OUTPUT_LIMIT`].
+async fn run(
+    dir: &Path,
+    filters: &BTreeSet<String>,
+    args: &[&str],
+    deadline: Instant,
+) -> Option<Output> {
+    GroupChild::spawn(&mut command(dir, filters, args))
+        .ok()?
+        .output_until(deadline, OUTPUT_LIMIT)
+        .await
+}
+
+/// Runs one git command ([`run`]); its stdout when it succeeded.
 async fn git(
     dir: &Path,
     filters: &BTreeSet<String>,
     args: &[&str],
     deadline: Instant,
 ) -> Option<Vec<u8>> {
-    let output = tokio::time::timeout_at(deadline, command(dir, filters, args).output())
-        .await
-        .ok()?
-        .ok()?;
+    let output = run(dir, filters, args, deadline).await?;
     output.status.success().then_some(output.stdout)
 }
 
@@ -122,10 +138,7 @@ async fn git(
 async fn filter_drivers(dir: &Path, deadline: Instant) -> Option<BTreeSet<String>> {
     let args = ["config", "-z", "--name-only", "--get-regexp", r"^filter\."];
     // `git config --get-regexp` exits 1 when nothing matches.
-    let output = tokio::time::timeout_at(deadline, command(dir, &BTreeSet::new(), &args).output())
-        .await
-        .ok()?
-        .ok()?;
+    let output = run(dir, &BTreeSet::new(), &args, deadline).await?;
     match output.status.code() {
         Some(0) => Some(parse_filter_names(&output.stdout)),
         Some(1) => Some(BTreeSet::new()),

@@ -1,10 +1,10 @@
 //! Talking to Fabric: `fabric-mcp --runner <r> --rejoin-only --runtime-session-id <id>` as a
 //! child process speaking MCP over stdio, through the `rmcp` client.
 //!
-//! The child is spawned outside any deadline, in its own process group, and always ended by
-//! [`FabricProcess::finish`]: stdin closed, a short grace for it to exit, then SIGKILL to its
-//! whole process group — also when it exited in time, for what it started — and a `wait`, so
-//! nothing is left running and no zombie stays behind, even when Fabric hangs. This module never starts a
+//! The child is spawned outside any deadline, in its own process group ([`crate::group`]), and
+//! always ended by [`FabricProcess::finish`]: stdin closed, a short grace for it to exit, then
+//! SIGKILL to its whole process group — also when it exited in time, for what it started —
+//! and a `wait`, so nothing is left running and no zombie stays behind, even when Fabric hangs. This module never starts a
 //! `fabric-mcp` without `--rejoin-only` (that would enroll a second Fabric session).
 
 use std::path::{Path, PathBuf};
@@ -14,17 +14,16 @@ use std::time::Duration;
 use rmcp::model::{CallToolRequestParams, ClientCapabilities, ClientConfig, Implementation};
 use rmcp::service::{RoleClient, RunningService, ServiceExt};
 use serde_json::{Map, Value};
-use tokio::process::{Child, ChildStdin, ChildStdout, Command};
+use tokio::process::{ChildStdin, ChildStdout, Command};
 use tokio::time::Instant;
 
+use crate::group::GroupChild;
 use companion_core::env_vars;
 use companion_core::host::Host;
 use companion_core::spool::SessionId;
 
 /// How long a child may take to exit on its own after its stdin closes.
 const EXIT_GRACE: Duration = Duration::from_millis(500);
-/// How often the grace looks whether it has.
-const EXIT_POLL: Duration = Duration::from_millis(10);
 
 /// Why talking to Fabric failed.
 #[derive(Debug, thiserror::Error)]
@@ -97,10 +96,10 @@ fn is_executable(path: &Path) -> bool {
     }
 }
 
-/// The running `fabric-mcp` child. Dropping it unfinished kills its whole process group.
+/// The running `fabric-mcp` child ([`GroupChild`]: in its own process group). Dropping it
+/// unfinished kills its whole process group.
 pub struct FabricProcess {
-    child: Child,
-    finished: bool,
+    group: GroupChild,
 }
 
 impl FabricProcess {
@@ -111,97 +110,25 @@ impl FabricProcess {
             .args(rejoin.args())
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .kill_on_drop(true);
-        #[cfg(unix)]
-        command.process_group(0);
-        // No console window, also when we have no console (the tray).
-        #[cfg(windows)]
-        command.creation_flags(companion_core::detach::HIDDEN_CONSOLE);
-        let mut child = command.spawn().map_err(FabricError::Spawn)?;
+            .stderr(Stdio::null());
+        let mut group = GroupChild::spawn(&mut command).map_err(FabricError::Spawn)?;
+        let child = group.child_mut();
         let (Some(stdout), Some(stdin)) = (child.stdout.take(), child.stdin.take()) else {
             return Err(FabricError::Spawn(std::io::Error::other("no stdio pipes")));
         };
-        Ok((
-            FabricProcess {
-                child,
-                finished: false,
-            },
-            stdout,
-            stdin,
-        ))
+        Ok((FabricProcess { group }, stdout, stdin))
     }
 
     /// The child's pid (for tests and logs).
     pub fn id(&self) -> Option<u32> {
-        self.child.id()
+        self.group.id()
     }
 
     /// Ends the child: a short grace to exit by itself (skipped when it already missed its
     /// deadline), then SIGKILL to its whole process group, always (a child it started in the
-    /// background must not outlive it), then `wait` so it is reaped. The leader is waited for
-    /// without being reaped first, so its pid — the group's id — cannot be reused by an
-    /// unrelated process before the group is signalled.
-    pub async fn finish(mut self, grace: bool) {
-        if grace {
-            let until = tokio::time::Instant::now() + EXIT_GRACE;
-            while !self.exited_unreaped() && tokio::time::Instant::now() < until {
-                tokio::time::sleep(EXIT_POLL).await;
-            }
-        }
-        self.kill_group();
-        let _ = self.child.wait().await;
-        self.finished = true;
-    }
-
-    /// Whether the child has exited, leaving it to be reaped (`waitid` with `WNOWAIT`; on
-    /// Windows the open handle keeps its pid from reuse, so its exit code is simply read).
-    fn exited_unreaped(&mut self) -> bool {
-        #[cfg(unix)]
-        {
-            let Some(pid) = self.child.id() else {
-                return true;
-            };
-            // SAFETY: a zeroed siginfo_t is a valid out-parameter for waitid.
-            let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
-            // SAFETY: waitid on our own child, WNOHANG | WNOWAIT: it neither blocks nor reaps.
-            let rc = unsafe {
-                libc::waitid(
-                    libc::P_PID,
-                    pid as libc::id_t,
-                    &mut info,
-                    libc::WEXITED | libc::WNOHANG | libc::WNOWAIT,
-                )
-            };
-            // A child that changed state fills in SIGCHLD; none leaves the zeroed 0.
-            rc == 0 && info.si_signo == libc::SIGCHLD
-        }
-        #[cfg(not(unix))]
-        {
-            matches!(self.child.try_wait(), Ok(Some(_)))
-        }
-    }
-
-    fn kill_group(&mut self) {
-        #[cfg(unix)]
-        if let Some(pid) = self.child.id() {
-            // SAFETY: signalling the process group we created for this child, whose leader
-            // is not reaped yet.
-            unsafe {
-                libc::killpg(pid as libc::pid_t, libc::SIGKILL);
-            }
-        }
-        let _ = self.child.start_kill();
-    }
-}
-
-impl Drop for FabricProcess {
-    /// A look aborted mid-way (shutdown) still ends the child and anything it started;
-    /// tokio's orphan reaper collects it.
-    fn drop(&mut self) {
-        if !self.finished {
-            self.kill_group();
-        }
+    /// background must not outlive it), then `wait` so it is reaped ([`GroupChild::end`]).
+    pub async fn finish(self, grace: bool) {
+        let _ = self.group.end(grace.then_some(EXIT_GRACE)).await;
     }
 }
 

@@ -18,10 +18,9 @@ use std::time::Duration;
 
 use serde_json::{Map, Value, json};
 use sha2::{Digest, Sha256};
-use tokio::time::Instant;
 
-use crate::git_turn;
 use crate::mcp::{self, CallOutcome, FabricClient, Rejoin};
+use crate::{deadline, git_turn};
 use companion_core::board::{self, BoardReading};
 use companion_core::hook_log::{self, Outcome};
 use companion_core::host::Host;
@@ -81,7 +80,7 @@ pub fn run(spool_dir: &Path) {
 }
 
 async fn run_async(paths: &Paths, spool: &Spool, session: SessionId) {
-    let lock_deadline = Instant::now() + LOCK_WAIT;
+    let lock_deadline = deadline::from_now(LOCK_WAIT);
     // One worker per spool at a time; a later one waits, then finds what is left.
     let _lock = loop {
         if !spool.exists() {
@@ -89,7 +88,7 @@ async fn run_async(paths: &Paths, spool: &Spool, session: SessionId) {
         }
         match spool.try_worker_lock() {
             Ok(Some(lock)) => break lock,
-            Ok(None) if Instant::now() + LOCK_POLL < lock_deadline => {
+            Ok(None) if deadline::from_now(LOCK_POLL) < lock_deadline => {
                 tokio::time::sleep(LOCK_POLL).await;
             }
             _ => return,
@@ -125,7 +124,7 @@ async fn run_async(paths: &Paths, spool: &Spool, session: SessionId) {
     // git has its own budget; a repository too slow to measure sends nulls.
     let stats = match &work.cwd {
         Some(cwd) if !work.turns.is_empty() => {
-            git_turn::measure(cwd, Instant::now() + GIT_BUDGET).await
+            git_turn::measure(cwd, deadline::from_now(GIT_BUDGET)).await
         }
         _ => git_turn::TurnStats::default(),
     };
@@ -140,7 +139,7 @@ async fn run_async(paths: &Paths, spool: &Spool, session: SessionId) {
     let in_flight: Cell<Option<&'static str>> = Cell::new(None);
     // The last turn Fabric answered (accepted or refused), in order.
     let answered: Cell<Option<u64>> = Cell::new(None);
-    let fabric_deadline = Instant::now() + FABRIC_BUDGET;
+    let fabric_deadline = deadline::from_now(FABRIC_BUDGET);
     let result = mcp::with_session(&rejoin, fabric_deadline, async |client: &FabricClient| {
         for turn in &work.turns {
             in_flight.set(Some("observe-turn"));

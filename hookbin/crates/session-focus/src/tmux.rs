@@ -1,16 +1,22 @@
 //! tmux: which pane a session's process runs in, selecting that window and pane, and the
 //! client (a terminal) that shows its session. Talks to the session's own tmux server (its
 //! socket, from the process's `TMUX` or the server's command line), through the `tmux`
-//! program with a short deadline. Reads pane and client facts only, never a pane's content.
+//! program, run by [`tmux`] alone: its output read while it runs, bounded in size and time
+//! (the core's [`process_group::output`]: past either limit it and anything it started are
+//! killed and reaped). Reads pane and client facts only, never a pane's content.
 
 use std::path::PathBuf;
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::process::Command;
+use std::time::Duration;
+
+use companion_core::process_group;
 
 use crate::ancestry::{self, Ancestor};
 
 /// How long one `tmux` command may take.
 const DEADLINE: Duration = Duration::from_secs(2);
+/// The most one `tmux` command may print (a list of thousands of panes is far less).
+const OUTPUT_LIMIT: u64 = 1024 * 1024;
 
 /// A pane that runs a session.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -139,33 +145,19 @@ fn current_uid() -> u32 {
     }
 }
 
-/// Runs `tmux -S <socket> <args>` within the deadline; its stdout when it succeeded.
+/// Runs `tmux -S <socket> <args>` within [`DEADLINE`] and [`OUTPUT_LIMIT`]; its stdout when
+/// it succeeded. The one place tmux is run.
 fn tmux(socket: &std::path::Path, args: &[&str]) -> Option<String> {
-    let mut child = Command::new("tmux")
-        .arg("-S")
-        .arg(socket)
-        .args(args)
-        .env_remove("TMUX")
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .ok()?;
-    let deadline = Instant::now() + DEADLINE;
-    let status = loop {
-        match child.try_wait() {
-            Ok(Some(status)) => break status,
-            Ok(None) if Instant::now() < deadline => std::thread::sleep(Duration::from_millis(5)),
-            _ => {
-                let _ = child.kill();
-                let _ = child.wait();
-                return None;
-            }
+    let mut command = Command::new("tmux");
+    command.arg("-S").arg(socket).args(args).env_remove("TMUX");
+    match process_group::output(&mut command, DEADLINE, OUTPUT_LIMIT) {
+        Ok(out) if out.status.success() => String::from_utf8(out.stdout).ok(),
+        Ok(_) => None,
+        Err(error) => {
+            tracing::debug!(%error, "tmux");
+            None
         }
-    };
-    let mut out = String::new();
-    std::io::Read::read_to_string(child.stdout.as_mut()?, &mut out).ok()?;
-    status.success().then_some(out)
+    }
 }
 
 /// The tmux pane among the session's ancestors, if it runs in tmux.

@@ -1,7 +1,8 @@
 //! X11, the EWMH way, through `x11rb` (pure Rust: no libX11, no new dynamic library): find
 //! the top-level window of a process among the window manager's clients
-//! (`_NET_CLIENT_LIST_STACKING`; a window's process from `_NET_WM_PID`, else the X-Resource
-//! extension), switch to its desktop, ask for it to be active (`_NET_ACTIVE_WINDOW`, source
+//! (`_NET_CLIENT_LIST_STACKING`; a window's process from `_NET_WM_PID` when its
+//! `WM_CLIENT_MACHINE` is this machine's name, else the X-Resource extension, which knows only
+//! local clients), switch to its desktop, ask for it to be active (`_NET_ACTIVE_WINDOW`, source
 //! indication 2 with a current server timestamp), and read `_NET_ACTIVE_WINDOW` back.
 //!
 //! Also answers "which process owns the active window" for the tray's rule that a session the
@@ -42,6 +43,8 @@ pub struct Desktop {
     conn: RustConnection,
     root: Window,
     atoms: Atoms,
+    /// This machine's name, as clients write it in `WM_CLIENT_MACHINE`.
+    host_name: Option<Vec<u8>>,
 }
 
 impl Desktop {
@@ -81,7 +84,12 @@ impl Desktop {
             net_current_desktop: intern(b"_NET_CURRENT_DESKTOP")?,
             timestamp_probe: intern(b"_FABRIC_COMPANION_TIMESTAMP")?,
         };
-        Ok(Desktop { conn, root, atoms })
+        Ok(Desktop {
+            conn,
+            root,
+            atoms,
+            host_name: host_name(),
+        })
     }
 
     /// A property's 32-bit values (empty when absent or unreadable).
@@ -124,12 +132,35 @@ impl Desktop {
         self.values32(self.root, self.atoms.net_client_list, AtomEnum::WINDOW)
     }
 
-    /// The process owning a window: `_NET_WM_PID`, else the X-Resource extension's answer for
-    /// the client that created it (local clients only).
+    /// Whether a window's client says it runs on this machine (`WM_CLIENT_MACHINE` is this
+    /// host's name). A remote client's `_NET_WM_PID` is a process of another machine.
+    fn on_this_machine(&self, window: Window) -> bool {
+        let Some(host) = &self.host_name else {
+            return false;
+        };
+        self.conn
+            .get_property(
+                false,
+                window,
+                AtomEnum::WM_CLIENT_MACHINE,
+                AtomEnum::ANY,
+                0,
+                256,
+            )
+            .ok()
+            .and_then(|cookie| cookie.reply().ok())
+            .filter(|reply| reply.format == 8)
+            .is_some_and(|reply| same_host(&reply.value, host))
+    }
+
+    /// The process owning a window: `_NET_WM_PID` when the window's client runs on this
+    /// machine ([`Self::on_this_machine`]), else the X-Resource extension's answer for the
+    /// client that created it (local clients only).
     fn window_pid(&self, window: Window) -> Option<u32> {
         if let Some(&pid) = self
             .values32(window, self.atoms.net_wm_pid, AtomEnum::CARDINAL)
             .first()
+            && self.on_this_machine(window)
         {
             return Some(pid);
         }
@@ -300,5 +331,40 @@ impl Desktop {
         } else {
             Err(Refusal::Refused)
         }
+    }
+}
+
+/// This machine's name (`gethostname`, the kernel's node name), as X clients write it.
+fn host_name() -> Option<Vec<u8>> {
+    let mut buf = [0u8; 256];
+    // SAFETY: the buffer is writable for its whole length; gethostname NUL-terminates when
+    // the name fits, and the name is cut at the first NUL below either way.
+    let rc = unsafe { libc::gethostname(buf.as_mut_ptr().cast(), buf.len()) };
+    if rc != 0 {
+        return None;
+    }
+    let len = buf.iter().position(|&b| b == 0).unwrap_or(buf.len());
+    (len > 0).then(|| buf[..len].to_vec())
+}
+
+/// Whether a `WM_CLIENT_MACHINE` value names `host`: the same name, ignoring case and the
+/// trailing NULs some clients write.
+fn same_host(value: &[u8], host: &[u8]) -> bool {
+    let end = value.iter().rposition(|&b| b != 0).map_or(0, |i| i + 1);
+    value[..end].eq_ignore_ascii_case(host)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_client_machine_names_this_host_only_when_it_is_the_same_name() {
+        assert!(same_host(b"build-7", b"build-7"));
+        assert!(same_host(b"Build-7\0", b"build-7"));
+        assert!(!same_host(b"build-70", b"build-7"));
+        assert!(!same_host(b"elsewhere.example", b"build-7"));
+        assert!(!same_host(b"", b"build-7"));
+        assert!(host_name().is_some_and(|name| !name.is_empty()));
     }
 }

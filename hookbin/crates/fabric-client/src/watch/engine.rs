@@ -52,6 +52,7 @@ use tokio::sync::{Semaphore, mpsc};
 use tokio::task::{Id, JoinError, JoinHandle, JoinSet};
 use tokio::time::Instant;
 
+use crate::deadline::after;
 use crate::mcp::{self, CallOutcome, FabricClient, FabricError, Rejoin};
 use crate::watch::schedule::{self, Backoff};
 use companion_core::board::{self, BoardReading, BoardState, RefusalCode};
@@ -176,7 +177,7 @@ impl Look for FabricLook {
 
 /// One real look through `rejoin` within `budget`, usable without the engine.
 pub async fn look_with(rejoin: &Rejoin, budget: Duration) -> Result<BoardReading, LookFailure> {
-    let deadline = Instant::now() + budget;
+    let deadline = after(Instant::now(), budget);
     let outcome = mcp::with_session(rejoin, deadline, async |client: &FabricClient| {
         client.call("com.status", Map::new()).await
     })
@@ -308,7 +309,7 @@ pub enum Audience {
 /// How a [`MailWatcher`] runs.
 #[derive(Debug, Clone)]
 pub struct WatchConfig {
-    /// The interval between looks (raised to 10 s; ± 20 % jitter is added).
+    /// The interval between looks (clamped to 10 s – 24 hours; ± 20 % jitter is added).
     pub interval: Duration,
     /// Fabric's `hub.json`.
     pub hub_json: PathBuf,
@@ -330,7 +331,7 @@ impl WatchConfig {
     /// The places from `paths`, a 10 s look deadline and four looks at a time.
     pub fn new(paths: &Paths, interval: Duration, audience: Audience) -> Self {
         WatchConfig {
-            interval: schedule::floored(interval),
+            interval: schedule::clamped(interval),
             hub_json: paths.hub_json(),
             sessions_dir: paths.sessions_dir(),
             hook_log: Some(paths.hook_log()),
@@ -459,7 +460,7 @@ struct Driver<L> {
 
 impl<L: Look> Driver<L> {
     fn new(mut config: WatchConfig, look: L, events: mpsc::Sender<WatchEvent>) -> Self {
-        config.interval = schedule::floored(config.interval);
+        config.interval = schedule::clamped(config.interval);
         let rng = match config.jitter_seed {
             Some(seed) => fastrand::Rng::with_seed(seed),
             None => fastrand::Rng::new(),
@@ -589,7 +590,7 @@ impl<L: Look> Driver<L> {
 
     async fn close_gate(&mut self, problem: Problem, now: Instant) {
         let wait = self.gate.backoff.fail(self.config.interval);
-        self.gate.retry_at = now + wait;
+        self.gate.retry_at = after(now, wait);
         let previous = self.gate.closed.replace(problem);
         for slot in self.sessions.values_mut() {
             if slot.health == Health::Up {
@@ -650,7 +651,12 @@ impl<L: Look> Driver<L> {
         let budget = self.config.look_budget;
         let handle = self.looks.spawn(async move {
             let _permit = permits.acquire_owned().await;
-            match tokio::time::timeout(budget + LOOK_GRACE, look.look(&target, budget)).await {
+            match tokio::time::timeout(
+                budget.saturating_add(LOOK_GRACE),
+                look.look(&target, budget),
+            )
+            .await
+            {
                 Ok(result) => result,
                 Err(_) => Err(LookFailure::Deadline),
             }
@@ -717,7 +723,7 @@ impl<L: Look> Driver<L> {
         slot.health = Health::Up;
         slot.last = Some(unread);
         slot.logged_problem = None;
-        slot.due = now + wait;
+        slot.due = after(now, wait);
         let host = slot.host;
         if was_down {
             self.log(Some(host), Some(&session), Outcome::Ok, "back");
@@ -746,7 +752,7 @@ impl<L: Look> Driver<L> {
         };
         let wait = schedule::backoff(interval, failures);
         slot.health = Health::Down { failures };
-        slot.due = now + wait;
+        slot.due = after(now, wait);
         let log_it = slot.logged_problem != Some(problem);
         slot.logged_problem = Some(problem);
         let host = slot.host;

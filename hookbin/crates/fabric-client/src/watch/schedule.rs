@@ -2,7 +2,9 @@
 //! randomness of its own (the caller passes a uniform number in `[0, 1]`), so every bound is
 //! unit-tested exactly.
 //!
-//! - The interval is never under [`MIN_INTERVAL`] (10 s): a shorter one is raised to it.
+//! - The interval is within [`MIN_INTERVAL`] (10 s) and [`MAX_INTERVAL`] (24 hours), the
+//!   settings' documented range: a shorter one is raised, a longer one lowered
+//!   ([`clamped`]), so no wait computed here comes near overflowing a deadline.
 //! - Between two looks that worked, the wait is the interval ± [`JITTER`] (20 %, uniform),
 //!   and still never under 10 s (so `--interval 10` waits 10–12 s).
 //! - After failures in a row the wait doubles, starting from twice the interval, up to
@@ -12,8 +14,12 @@
 
 use std::time::Duration;
 
+use companion_core::settings::{MAX_WATCH_INTERVAL_SECS, MIN_WATCH_INTERVAL_SECS};
+
 /// The shortest interval between two looks.
-pub const MIN_INTERVAL: Duration = Duration::from_secs(10);
+pub const MIN_INTERVAL: Duration = Duration::from_secs(MIN_WATCH_INTERVAL_SECS);
+/// The longest interval between two looks (24 hours).
+pub const MAX_INTERVAL: Duration = Duration::from_secs(MAX_WATCH_INTERVAL_SECS);
 /// The interval when none is given.
 pub const DEFAULT_INTERVAL: Duration = Duration::from_secs(60);
 /// The longest wait while backing off (unless the interval itself is longer).
@@ -21,12 +27,12 @@ pub const MAX_BACKOFF: Duration = Duration::from_secs(15 * 60);
 /// The jitter on the interval: ± this fraction, uniform.
 pub const JITTER: f64 = 0.2;
 
-/// The interval actually used: `interval`, raised to [`MIN_INTERVAL`].
-pub fn floored(interval: Duration) -> Duration {
-    interval.max(MIN_INTERVAL)
+/// The interval actually used: `interval` within [`MIN_INTERVAL`] and [`MAX_INTERVAL`].
+pub fn clamped(interval: Duration) -> Duration {
+    interval.clamp(MIN_INTERVAL, MAX_INTERVAL)
 }
 
-/// The wait between two looks that worked: the floored interval scaled by a factor uniform in
+/// The wait between two looks that worked: the clamped interval scaled by a factor uniform in
 /// `[1 - JITTER, 1 + JITTER]`, chosen by `unit` (0 gives -20 %, 1 gives +20 %; out-of-range or
 /// NaN values are clamped to the middle), and never under [`MIN_INTERVAL`].
 pub fn jittered(interval: Duration, unit: f64) -> Duration {
@@ -36,7 +42,7 @@ pub fn jittered(interval: Duration, unit: f64) -> Duration {
         0.5
     };
     let factor = 1.0 - JITTER + 2.0 * JITTER * unit;
-    let seconds = floored(interval).as_secs_f64() * factor;
+    let seconds = clamped(interval).as_secs_f64() * factor;
     Duration::try_from_secs_f64(seconds)
         .unwrap_or(Duration::MAX)
         .max(MIN_INTERVAL)
@@ -44,7 +50,7 @@ pub fn jittered(interval: Duration, unit: f64) -> Duration {
 
 /// The longest backoff wait for `interval`: 15 minutes, or the interval when that is longer.
 pub fn backoff_cap(interval: Duration) -> Duration {
-    floored(interval).max(MAX_BACKOFF)
+    clamped(interval).max(MAX_BACKOFF)
 }
 
 /// The wait after the `failures`-th failure in a row: `interval × 2^failures`, capped by
@@ -52,7 +58,7 @@ pub fn backoff_cap(interval: Duration) -> Duration {
 pub fn backoff(interval: Duration, failures: u32) -> Duration {
     let cap = backoff_cap(interval);
     2u32.checked_pow(failures)
-        .and_then(|factor| floored(interval).checked_mul(factor))
+        .and_then(|factor| clamped(interval).checked_mul(factor))
         .map_or(cap, |wait| wait.min(cap))
 }
 
@@ -94,11 +100,15 @@ mod tests {
     }
 
     #[test]
-    fn interval_is_raised_to_ten_seconds() {
-        assert_eq!(floored(secs(0)), secs(10));
-        assert_eq!(floored(secs(9)), secs(10));
-        assert_eq!(floored(secs(10)), secs(10));
-        assert_eq!(floored(secs(60)), secs(60));
+    fn interval_is_raised_to_ten_seconds_and_lowered_to_a_day() {
+        assert_eq!(clamped(secs(0)), secs(10));
+        assert_eq!(clamped(secs(9)), secs(10));
+        assert_eq!(clamped(secs(10)), secs(10));
+        assert_eq!(clamped(secs(60)), secs(60));
+        assert_eq!(clamped(secs(86_400)), secs(86_400));
+        assert_eq!(clamped(secs(86_401)), secs(86_400));
+        assert_eq!(clamped(secs(u64::MAX)), secs(86_400));
+        assert_eq!(clamped(Duration::MAX), secs(86_400));
     }
 
     #[test]
@@ -129,8 +139,11 @@ mod tests {
     }
 
     #[test]
-    fn jitter_of_a_huge_interval_saturates() {
-        assert!(jittered(Duration::MAX, 1.0) >= Duration::from_secs(u64::MAX / 2));
+    fn a_huge_interval_waits_a_day_give_or_take_its_jitter() {
+        assert_eq!(jittered(Duration::MAX, 0.5), secs(86_400));
+        assert_eq!(jittered(Duration::MAX, 1.0), secs(103_680));
+        assert_eq!(backoff(Duration::MAX, 1), secs(86_400));
+        assert_eq!(backoff(Duration::MAX, u32::MAX), secs(86_400));
     }
 
     #[test]
