@@ -8,7 +8,9 @@
 # (tests/desktop-shells: GNOME Shell with its AppIndicator extension, KWin with Plasma's tray
 # and notifications, foot, kitty and konsole), the dashboard's
 # unit, browser (Debian's Chromium) and end-to-end tests (the real WebKit webview through
-# tauri-driver), the real agent hosts, and the Linux package installed and removed.
+# tauri-driver), the real agent hosts, and the Linux package installed and removed; and,
+# beside them in the background, Windows: the workspace built and linted for Windows, the
+# Windows package made, and the Wine suite (tests/wine) run under Wine.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -26,6 +28,8 @@ packages=(
   gnome-shell gnome-shell-extension-appindicator gjs libglib2.0-bin
   kwin-wayland qtwayland5 plasma-workspace plasma-desktop kactivitymanagerd qdbus-qt5
   foot kitty konsole
+  # Windows under Wine (tests/wine): Debian's Rust builds the Windows standard library
+  rustc-web cargo-web rust-web-src rust-web-clippy gcc-mingw-w64-x86-64 wine64 nsis
 )
 ensure_packages "${packages[@]}"
 rustup component add rustfmt clippy >/dev/null 2>&1 || true
@@ -40,17 +44,52 @@ echo "== ui: npm ci, build, unit tests, lint, format check"
 (cd ui && npm ci --no-audit --no-fund --loglevel=error && npm run build && npm test)
 (cd ui && npm run lint && npm run format:check)
 
-# ---- Rust ---------------------------------------------------------------------------------
+# ---- Windows, under Wine, in the background (tests/wine) ----------------------------------
+# Independent of the Linux suites below, so it runs beside them (niced: the foreground keeps
+# the CPU it needs). scripts/build-windows.sh builds the workspace for x86_64-pc-windows-gnu
+# with clippy's warnings denied in the same compilation (one Windows standard library for
+# both), scripts/build-windows-installer.sh makes the Windows package from those programs,
+# then the Wine suite's test program (built by the foreground's cargo, below) runs them, each
+# test in a fresh Wine prefix. Its output is printed at the end; a failure fails the run.
 target_dir=$(cargo metadata --format-version 1 --no-deps \
   | python3 -c 'import json, sys; print(json.load(sys.stdin)["target_directory"])')
+wine_dir=$(mktemp -d)
+wine_log="$wine_dir/windows.log"
+wine_suite="$wine_dir/suite"    # the foreground writes the test program's path here
+echo "== Windows under Wine: started in the background (its output at the end)"
+setsid bash -c '
+  set -euo pipefail
+  started=$(date +%s)
+  bin_dir=$(bash scripts/build-windows.sh)
+  echo "== Windows build and clippy: $(( $(date +%s) - started )) s"
+  installer=$(FABRIC_WINE_BIN_DIR="$bin_dir" bash scripts/build-windows-installer.sh --debug)
+  echo "== the Windows package: $installer"
+  while [ ! -s "$1" ]; do sleep 2; done
+  suite_started=$(date +%s)
+  FABRIC_REQUIRE_DESKTOP_TESTS=1 FABRIC_WINE_BIN_DIR="$bin_dir" FABRIC_WINE_INSTALLER="$installer" \
+    nice "$(cat "$1")" --test-threads 2
+  echo "== Wine suite: $(( $(date +%s) - suite_started )) s; Windows in all: $(( $(date +%s) - started )) s"
+' wine-suite "$wine_suite" >"$wine_log" 2>&1 &
+wine_pid=$!
+trap 'kill -- -"$wine_pid" 2>/dev/null || true' EXIT
+
+# ---- Rust ---------------------------------------------------------------------------------
 echo "== cargo fmt --check"
 cargo fmt --all -- --check
 echo "== cargo clippy (warnings denied)"
 cargo clippy --workspace --all-targets --locked -- -D warnings
-echo "== clippy for Windows and macOS, from here (warnings denied; scripts/check-foreign.sh)"
-bash scripts/check-foreign.sh
+echo "== clippy for macOS, from here (warnings denied; scripts/check-foreign.sh; Windows is linted in the background build)"
+bash scripts/check-foreign.sh macos
 echo "== cargo build (the binaries the end-to-end tests start)"
 cargo build --workspace --locked
+# The Wine suite's test program, for the background job above.
+cargo test -p wine-bench --test windows --no-run --locked --message-format=json \
+  | python3 -c 'import json, sys
+for line in sys.stdin:
+    m = json.loads(line)
+    if m.get("reason") == "compiler-artifact" and m.get("executable") and m["target"]["name"] == "windows":
+        print(m["executable"])' >"$wine_suite.tmp"
+mv "$wine_suite.tmp" "$wine_suite"
 echo "== cargo test"
 # The tray's end-to-end test opens the real dashboard, and its load test (tray/tests/load.rs,
 # a minute: FABRIC_LOAD_SECS) runs it beside the tray under load (built by the cargo build
@@ -64,7 +103,7 @@ shells_log="$target_dir/desktop-shells-tests.log"
 FABRIC_REQUIRE_DESKTOP_TESTS=1 cargo test --locked -p desktop-shells -- --nocapture >"$shells_log" 2>&1 &
 shells_pid=$!
 FABRIC_REQUIRE_DESKTOP_TESTS=1 FABRIC_E2E_COMPANION="$target_dir/debug/fabric-companion" \
-  cargo test --workspace --locked --exclude desktop-shells
+  cargo test --workspace --locked --exclude desktop-shells --exclude wine-bench
 echo "== the desktop shells (tests/desktop-shells; log: $shells_log)"
 if ! wait "$shells_pid"; then
   cat "$shells_log"
@@ -98,3 +137,15 @@ fi
 # cached real Claude Code), then removes and purges it. Needs root, as CI runs.
 echo "== the package, installed (tests/installed-package/run.sh)"
 FABRIC_REQUIRE_DESKTOP_TESTS=1 bash tests/installed-package/run.sh
+
+# ---- Windows under Wine: its result ---------------------------------------------------------
+echo "== Windows under Wine (waiting for the background job)"
+wine_status=0
+wait "$wine_pid" || wine_status=$?
+trap - EXIT
+cat "$wine_log"
+rm -rf "$wine_dir"
+if [ "$wine_status" != 0 ]; then
+  echo "== Windows under Wine FAILED (exit $wine_status)" >&2
+  exit "$wine_status"
+fi

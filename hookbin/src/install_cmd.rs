@@ -115,11 +115,17 @@ fn output_applied(applied: &Applied, json: bool) -> String {
             events(&plan.add)
         ));
     }
-    match &applied.backup {
-        Some(backup) => out.push_str(&format!("Backup: {}\n", backup.display())),
-        None => out.push_str("Backup: none (the file did not exist)\n"),
+    if plan.removes_file {
+        out.push_str(&format!(
+            "Deleted {file}: our install created it and nothing else was in it.\n"
+        ));
+    } else {
+        match &applied.backup {
+            Some(backup) => out.push_str(&format!("Backup: {}\n", backup.display())),
+            None => out.push_str("Backup: none (the file did not exist)\n"),
+        }
+        out.push_str(&format!("sha256 now: {}\n", applied.sha256));
     }
-    out.push_str(&format!("sha256 now: {}\n", applied.sha256));
     for note in &plan.notes {
         out.push_str(&format!("Note: {note}\n"));
     }

@@ -412,9 +412,14 @@ fn arm_parent_death_signal() {}
 
 /// Resolves when the parent we started with is gone: checked at once (it may have died
 /// before the death signal was armed), then, where the kernel does not signal it (not
-/// Linux), every [`PARENT_POLL`].
+/// Linux), every [`PARENT_POLL`]. On Windows a parent that could not be named at start (a
+/// process of another kind, as a Unix program starting us under Wine) is never watched:
+/// stdin's end and Ctrl-C still end the watcher.
 async fn parent_death(parent: u32) {
     let started = process::process_info(parent).map_or(0, |info| info.start_ticks);
+    if cfg!(windows) && (parent == 0 || started == 0) {
+        return std::future::pending().await;
+    }
     loop {
         if parent_gone(parent, started) {
             return;

@@ -4,8 +4,8 @@
 //!
 //! Round-trip equality: byte for byte for TOML and for JSON already in the layout we write
 //! (2 or 4 spaces or tabs, any line endings); JSON in another layout comes back equal as data.
-//! A missing or empty JSON file comes back as `{}` (the empty settings), a missing TOML file
-//! as an empty file.
+//! A file that did not exist comes back as no file (no `{}`, no backup of our own entries); an
+//! empty JSON file comes back as `{}` (the empty settings).
 #![cfg(unix)] // file modes, symlinks and a temporary HOME given by HOME and XDG variables (Windows reads neither)
 
 mod install_support;
@@ -38,8 +38,10 @@ enum Expect {
     SameBytes,
     /// The same data (JSON re-indented).
     SameData,
-    /// This text (for files that did not exist or were empty).
+    /// This text (for files that were empty).
     Becomes(&'static str),
+    /// No file, and no backup left by the removal (for files that did not exist).
+    Absent,
     /// Every step refused with this error code, the file untouched.
     Refused(&'static str),
 }
@@ -145,20 +147,12 @@ fn cases(host: &str) -> Vec<Case> {
         Case {
             name: "missing file",
             setup: MissingFile,
-            expect: if host == "kimi" {
-                Becomes("")
-            } else {
-                Becomes("{}\n")
-            },
+            expect: Absent,
         },
         Case {
             name: "missing folder",
             setup: MissingFolder,
-            expect: if host == "kimi" {
-                Becomes("")
-            } else {
-                Becomes("{}\n")
-            },
+            expect: Absent,
         },
         Case {
             name: "empty file",
@@ -560,7 +554,42 @@ fn check_round_trip(host: &str, case: &Case) {
         our_events(host).len(),
         "{what}"
     );
-    sandbox.apply(host, &["--remove"]).ok();
+    assert_eq!(
+        removal["removes_file"],
+        matches!(case.expect, Expect::Absent),
+        "{what}"
+    );
+    if matches!(case.expect, Expect::Absent) {
+        let dry = sandbox.install(host, &["--remove"]);
+        dry.ok();
+        assert!(
+            dry.stdout.contains("it would be deleted (no backup)"),
+            "{what}: {}",
+            dry.stdout
+        );
+    }
+    let removed = sandbox.apply(host, &["--remove"]);
+    removed.ok();
+    if matches!(case.expect, Expect::Absent) {
+        assert_eq!(
+            read(&sandbox, host),
+            None,
+            "{what}: no file, as before the install"
+        );
+        assert!(
+            sandbox.backups(host).is_empty(),
+            "{what}: no backup of our own entries: {:?}",
+            sandbox.backups(host)
+        );
+        let dry = sandbox.install(host, &["--remove"]);
+        dry.ok();
+        assert!(
+            dry.stdout.contains("Not installed"),
+            "{what}: {}",
+            dry.stdout
+        );
+        return;
+    }
     let after = read(&sandbox, host).expect("the file stays after a removal");
     match (case.expect, &original) {
         (Expect::SameBytes, Some(bytes)) => assert_eq!(
@@ -840,7 +869,8 @@ fn plan_digests_are_accepted_in_any_case_and_nothing_else_is() {
             &["--remove", "--apply", "--expect-sha256", &removal],
         )
         .ok();
-    assert_eq!(fs::read_to_string(sandbox.config("codex")).unwrap(), "{}\n");
+    // Our install created the file: its removal gives back no file.
+    assert!(!sandbox.config("codex").exists());
 }
 
 #[test]

@@ -3,8 +3,10 @@
 //! slow or silent never holds up the icon, the menu or Quit): on Linux and the BSDs through
 //! `org.freedesktop.Notifications` on the tray's session-bus connection ([`freedesktop`],
 //! set up again on each new connection); on Windows through notify-rust's toasts, under the
-//! installed app's AppUserModelID (the one its Start menu shortcut carries, without which
-//! Windows drops them); on macOS through the User Notifications framework ([`macos`]).
+//! installed app's AppUserModelID (the one its Start menu shortcut carries and its installer
+//! registers, without which Windows drops them), and where toasts cannot be shown (Wine,
+//! `0x80040154`) through the tray icon's balloon ([`balloon`]), which Windows 10 and 11 show
+//! as a toast; on macOS through the User Notifications framework ([`macos`]).
 //!
 //! One notification per key at a time (the model's: a session, or several sessions whose
 //! rises came together): a new raise of a key replaces its notification on screen, a
@@ -25,6 +27,8 @@ use tokio::sync::mpsc;
 use crate::model::{self, NotificationAction};
 use crate::safe_text;
 
+#[cfg(windows)]
+pub(crate) mod balloon;
 #[cfg(all(unix, not(target_os = "macos")))]
 mod freedesktop;
 #[cfg(target_os = "macos")]
@@ -67,6 +71,9 @@ pub struct Notifier {
     failed_once: Cell<bool>,
     #[cfg(not(all(unix, not(target_os = "macos"))))]
     on_click: Arc<OnClick>,
+    /// Windows: toasts failed once; balloons from now on.
+    #[cfg(windows)]
+    toasts_unavailable: Cell<bool>,
 }
 
 impl Notifier {
@@ -147,6 +154,8 @@ impl Notifier {
             },
             failed_once: Cell::new(false),
             on_click,
+            #[cfg(windows)]
+            toasts_unavailable: Cell::new(false),
         }
     }
 
@@ -200,13 +209,7 @@ impl Notifier {
         }
         #[cfg(windows)]
         {
-            let mut notification = Notification::new();
-            notification
-                .appname(APP_NAME)
-                .app_id(companion_core::paths::APP_IDENTIFIER)
-                .summary(summary)
-                .body(body);
-            let shown = notification.show().map(drop);
+            let shown = self.toast_or_balloon(None, summary, body, None);
             self.shown(shown);
         }
     }
@@ -218,24 +221,52 @@ impl Notifier {
     }
 
     /// Windows: raises the session's notification as a toast (no replacing, no click action:
-    /// notify-rust's toasts have neither).
+    /// notify-rust's toasts have neither), or in the tray icon's balloon where toasts cannot
+    /// be shown (replaced by the next, withdrawn with its key; a click jumps to its session,
+    /// or opens the dashboard for several).
     #[cfg(windows)]
-    pub async fn raise(&mut self, _key: &str, sessions: &[model::Notified]) {
+    pub async fn raise(&mut self, key: &str, sessions: &[model::Notified]) {
         let (summary, body) = model::notification_text(sessions);
-        let shown = Notification::new()
-            .appname(APP_NAME)
-            .app_id(companion_core::paths::APP_IDENTIFIER)
-            .summary(&summary)
-            .body(&body)
-            .show()
-            .map(drop);
+        let session = match sessions {
+            [one] => Some(one.session.clone()),
+            _ => None,
+        };
+        let shown = self.toast_or_balloon(Some(key), &summary, &body, session);
         self.shown(shown);
     }
 
-    /// Windows: a toast cannot be withdrawn through notify-rust; nothing to do.
+    /// Windows: a toast cannot be withdrawn through notify-rust; a balloon can.
     #[cfg(windows)]
-    pub async fn withdraw(&mut self, _key: &str) {
-        let _ = &self.on_click;
+    pub async fn withdraw(&mut self, key: &str) {
+        balloon::withdraw(key);
+    }
+
+    /// Windows: a toast, or once toasts have failed, the tray icon's balloon (said once).
+    #[cfg(windows)]
+    fn toast_or_balloon(
+        &self,
+        key: Option<&str>,
+        summary: &str,
+        body: &str,
+        session: Option<String>,
+    ) -> Result<(), String> {
+        if !self.toasts_unavailable.get() {
+            let toast = Notification::new()
+                .appname(APP_NAME)
+                .app_id(companion_core::paths::APP_IDENTIFIER)
+                .summary(summary)
+                .body(body)
+                .show();
+            match toast {
+                Ok(_) => return Ok(()),
+                Err(error) => {
+                    tracing::warn!(%error, "toasts cannot be shown here; notifications go to the tray icon's balloon");
+                    self.toasts_unavailable.set(true);
+                }
+            }
+        }
+        balloon::show(key, summary, body, session, Arc::clone(&self.on_click))
+            .map_err(|e| e.to_string())
     }
 
     /// macOS: raises or replaces the notification `key`; a click opens the dashboard.

@@ -3,6 +3,9 @@
 //! the GTK-free StatusNotifierItem path never loads GTK), the menu bar on macOS, the
 //! notification area on Windows.
 //!
+//! On Windows the icon's clicks and balloons are [`windows`]'s: tray-icon shows its own menu
+//! only where `Shell_NotifyIconGetRect` answers, which Wine's does not.
+//!
 //! It only applies a [`TrayView`]: the icon is replaced only when its state changes, the
 //! menu is rebuilt only when its lines change. Everything that decides is the controller's
 //! and the model's.
@@ -19,6 +22,9 @@ use tray_icon::{TrayIcon, TrayIconBuilder};
 use crate::background::Background;
 use crate::controller::{Controller, EventSink, Flow, Surface, UserEvent};
 use crate::model::{Choice, MenuLine, TrayView};
+
+#[cfg(windows)]
+mod windows;
 use crate::{icon, safe_text};
 
 /// Runs the tray until Quit.
@@ -65,7 +71,14 @@ impl Surface for TrayIconSurface {
     fn show(&mut self, _background: &Background, previous: Option<&TrayView>, view: &TrayView) {
         let Some(tray) = &self.tray else {
             match build_tray(view) {
-                Ok(tray) => self.tray = Some(tray),
+                Ok(tray) => {
+                    #[cfg(windows)]
+                    {
+                        windows::attach(&tray);
+                        windows::set_menu(build_menu(&view.menu));
+                    }
+                    self.tray = Some(tray);
+                }
                 Err(error) => tracing::error!(%error, "cannot create the tray icon"),
             }
             return;
@@ -81,6 +94,9 @@ impl Surface for TrayIconSurface {
             }
         }
         if previous.map(|v| &v.menu) != Some(&view.menu) {
+            #[cfg(windows)]
+            windows::set_menu(build_menu(&view.menu));
+            #[cfg(not(windows))]
             tray.set_menu(Some(Box::new(build_menu(&view.menu))));
         }
         #[cfg(target_os = "macos")]
@@ -108,7 +124,10 @@ fn build_tray(view: &TrayView) -> tray_icon::Result<TrayIcon> {
     let builder = TrayIconBuilder::new()
         .with_id("fabric-tray")
         .with_icon(tray_icon_of(view))
-        .with_tooltip("Fabric Companion")
+        .with_tooltip("Fabric Companion");
+    // Windows: the menu is shown by `windows` at the click, never by tray-icon.
+    #[cfg(not(windows))]
+    let builder = builder
         .with_menu(Box::new(build_menu(&view.menu)))
         // Left-click shows the same menu everywhere (GTK trays do so anyway): no surprise.
         .with_menu_on_left_click(true);

@@ -141,6 +141,11 @@ impl FakeFabric {
         self.set(state::REFUSAL_CODE_FILE, code);
     }
 
+    /// Makes every tool call wait `ms` milliseconds before its answer (a slow Fabric).
+    pub fn set_delay_ms(&self, ms: u64) {
+        self.set(state::DELAY_FILE, &ms.to_string());
+    }
+
     /// Makes stand-ins started from now on leave a `sleep` running behind them, in their
     /// process group (its pid is in a `child` record, see [`FakeFabric::children`]).
     pub fn set_leave_child(&self) {

@@ -3,8 +3,8 @@
 //! - With `--runner` anywhere in argv it is the `fabric-mcp` stand-in (MCP over stdio):
 //!   `fabric-fake --runner <r> [--rejoin-only] [--runtime-session-id <id>]`; other
 //!   arguments are ignored. See `fabric_fake::server`.
-//! - Otherwise it runs a helper subcommand: `hub` (write or remove `hub.json`) or
-//!   `service` (write a service descriptor).
+//! - Otherwise it runs a helper subcommand: `hub` (write or remove `hub.json`, or `--hold` it
+//!   as the running Fabric until stdin closes) or `service` (write a service descriptor).
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -62,6 +62,11 @@ struct HubArgs {
     /// Remove `hub.json` instead of writing it.
     #[arg(long, conflicts_with_all = ["features", "pid"])]
     remove: bool,
+    /// Be the running Fabric: name this process in `hub.json` (unless --pid says otherwise),
+    /// stay until stdin closes, then remove `hub.json` as Fabric does on quit. Where no
+    /// parent process outlives the command (Wine), this is how a live pid is named.
+    #[arg(long, conflicts_with = "remove")]
+    hold: bool,
 }
 
 #[derive(Args, Debug)]
@@ -109,6 +114,28 @@ fn parent_pid() -> u32 {
     return std::process::id();
 }
 
+/// `hub --hold`: writes `hub.json` naming this process, prints its path, waits for stdin to
+/// close, removes it.
+fn hold_hub(args: HubArgs) -> std::io::Result<Option<PathBuf>> {
+    let path = Hub {
+        protocol: args.protocol,
+        origin: args.origin,
+        pid: args.pid.unwrap_or_else(std::process::id),
+        features: args.features,
+    }
+    .write(&args.fabric_dir)?;
+    {
+        use std::io::Write;
+        let mut out = std::io::stdout().lock();
+        writeln!(out, "{}", path.display())?;
+        out.flush()?;
+    }
+    let mut sink = Vec::new();
+    let _ = std::io::Read::read_to_end(&mut std::io::stdin(), &mut sink);
+    files::remove_hub(&args.fabric_dir)?;
+    Ok(None)
+}
+
 fn main() -> ExitCode {
     let argv: Vec<String> = std::env::args_os()
         .skip(1)
@@ -129,6 +156,7 @@ fn main() -> ExitCode {
     }
     let result = match Cli::parse().command {
         Command::Hub(args) if args.remove => files::remove_hub(&args.fabric_dir).map(|()| None),
+        Command::Hub(args) if args.hold => hold_hub(args),
         Command::Hub(args) => Hub {
             protocol: args.protocol,
             origin: args.origin,

@@ -289,6 +289,11 @@ impl ServerHandler for FakeServer {
         let record = state::call_record(&self.session.argv, std::process::id(), name, arguments);
         state::append_record(&self.dir, &record)
             .map_err(|e| McpError::internal_error(format!("fabric-fake: {e}"), None))?;
+        if let Some(delay) = state::read_delay(&self.dir)
+            .map_err(|e| McpError::internal_error(format!("fabric-fake: {e}"), None))?
+        {
+            tokio::time::sleep(delay).await;
+        }
         let result = match self.mode {
             Mode::Hang => hang(),
             Mode::Refusal => CallToolResult::error(vec![ContentBlock::text(

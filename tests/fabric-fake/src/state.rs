@@ -4,7 +4,8 @@
 //! Files: `mode` (a [`Mode`] word, default `ready`), `unread` (an integer, default 0),
 //! `refusal-code` (a contract refusal code, default `not_available`), `leave-child` (present:
 //! at start, the stand-in starts a `sleep` in its own process group and leaves it running, as
-//! a `fabric-mcp` whose own child outlives it), `calls.jsonl` (one JSON object per line, see
+//! a `fabric-mcp` whose own child outlives it), `delay-ms` (an integer: every tool call is
+//! answered that much later, a slow Fabric), `calls.jsonl` (one JSON object per line, see
 //! [`start_record`], [`child_record`], [`hub_record`] and [`call_record`]).
 
 use std::fs::{self, OpenOptions};
@@ -28,6 +29,8 @@ pub const REFUSAL_CODE_FILE: &str = "refusal-code";
 pub const LEAVE_CHILD_FILE: &str = "leave-child";
 /// How long the child it leaves behind sleeps, in seconds.
 pub const LEFT_CHILD_SECS: u64 = 120;
+/// File holding how many milliseconds each tool call waits before its answer.
+pub const DELAY_FILE: &str = "delay-ms";
 /// The log of starts and tool calls.
 pub const CALLS_FILE: &str = "calls.jsonl";
 
@@ -59,6 +62,17 @@ pub fn read_unread(dir: &Path) -> io::Result<u64> {
         Some(text) => text
             .parse()
             .map_err(|e| invalid(UNREAD_FILE, format!("{text:?} is not a count: {e}"))),
+    }
+}
+
+/// The delay written in `<dir>/delay-ms`; none when the file is missing.
+pub fn read_delay(dir: &Path) -> io::Result<Option<std::time::Duration>> {
+    match read_setting(dir, DELAY_FILE)? {
+        None => Ok(None),
+        Some(text) => text
+            .parse()
+            .map(|ms| Some(std::time::Duration::from_millis(ms)))
+            .map_err(|e| invalid(DELAY_FILE, format!("{text:?} is not milliseconds: {e}"))),
     }
 }
 

@@ -5,8 +5,16 @@
 //!   program is nobody's waited child (no zombie in a long-running caller, nothing the caller
 //!   has to wait for); it runs in its own session (`setsid`), so a host killing the hook's
 //!   process group or terminal does not reach it.
-//! - Windows: a new process group with no console window (`DETACHED_PROCESS`,
-//!   `CREATE_NEW_PROCESS_GROUP`, `CREATE_NO_WINDOW`), so nothing flashes on screen.
+//! - Windows: a console of its own that has no window (`CREATE_NO_WINDOW`: nothing flashes,
+//!   and the programs it starts in turn, `fabric-mcp` and `git`, share that hidden console
+//!   instead of each opening a window, as they would under `DETACHED_PROCESS`), in a new
+//!   process group (a Ctrl+C or Ctrl+Break sent to the host's console does not reach it), and
+//!   out of the host's job object (`CREATE_BREAKAWAY_FROM_JOB`: a host that ends its hook's
+//!   job when the hook exits does not end the worker). A job that allows no breakaway refuses
+//!   that flag; the program is then started inside it, the best there is. Our own standard
+//!   handles stop being inheritable first: Windows hands every inheritable handle to a child
+//!   whatever its standard handles are, and a worker holding the host's stdout pipe open
+//!   would keep the host (which reads to the end) waiting on the hook until the worker ends.
 //!
 //! Everywhere stdin, stdout and stderr are the null device: the program never reads the
 //! caller's terminal nor writes into a host's pipes. An error to start it (say, a missing
@@ -55,17 +63,24 @@ pub fn spawn_detached_without<S: AsRef<OsStr>>(
         }
     }
     #[cfg(windows)]
-    {
+    let child = {
         use std::os::windows::process::CommandExt;
+        keep_std_handles_to_ourselves();
         use windows_sys::Win32::System::Threading::{
-            CREATE_NEW_PROCESS_GROUP, CREATE_NO_WINDOW, DETACHED_PROCESS,
+            CREATE_BREAKAWAY_FROM_JOB, CREATE_NEW_PROCESS_GROUP, CREATE_NO_WINDOW,
         };
-        // DETACHED_PROCESS: no console at all (neither ours nor a new one), so nothing
-        // flashes; CREATE_NO_WINDOW says the same for a console program should the flags
-        // ever be read alone; CREATE_NEW_PROCESS_GROUP: a Ctrl+C or Ctrl+Break sent to the
-        // host's console group does not reach it.
-        command.creation_flags(DETACHED_PROCESS | CREATE_NEW_PROCESS_GROUP | CREATE_NO_WINDOW);
-    }
+        let flags = CREATE_NO_WINDOW | CREATE_NEW_PROCESS_GROUP;
+        command.creation_flags(flags | CREATE_BREAKAWAY_FROM_JOB);
+        match command.spawn() {
+            // A job without JOB_OBJECT_LIMIT_BREAKAWAY_OK refuses the breakaway.
+            Err(err) if err.kind() == std::io::ErrorKind::PermissionDenied => {
+                command.creation_flags(flags);
+                command.spawn()?
+            }
+            result => result?,
+        }
+    };
+    #[cfg(not(windows))]
     let child = command.spawn()?;
     // Unix: the intermediate process has exited already; reap it so it leaves no zombie.
     #[cfg(unix)]
@@ -76,6 +91,27 @@ pub fn spawn_detached_without<S: AsRef<OsStr>>(
     #[cfg(not(unix))]
     drop(child);
     Ok(())
+}
+
+/// Clears the inherit flag of this process's standard handles (a host's pipes, which came to
+/// us inheritable), so no program we start holds them. A program we start with
+/// `Stdio::inherit` still gets them: the standard library duplicates them for it.
+#[cfg(windows)]
+fn keep_std_handles_to_ourselves() {
+    use windows_sys::Win32::Foundation::{HANDLE_FLAG_INHERIT, SetHandleInformation};
+    use windows_sys::Win32::System::Console::{
+        GetStdHandle, STD_ERROR_HANDLE, STD_INPUT_HANDLE, STD_OUTPUT_HANDLE,
+    };
+    for which in [STD_INPUT_HANDLE, STD_OUTPUT_HANDLE, STD_ERROR_HANDLE] {
+        // SAFETY: GetStdHandle has no preconditions; a null or invalid handle makes
+        // SetHandleInformation fail harmlessly.
+        unsafe {
+            let handle = GetStdHandle(which);
+            if !handle.is_null() {
+                SetHandleInformation(handle, HANDLE_FLAG_INHERIT, 0);
+            }
+        }
+    }
 }
 
 #[cfg(all(test, unix))]

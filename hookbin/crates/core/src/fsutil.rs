@@ -410,6 +410,58 @@ fn replace(
     result
 }
 
+/// Deletes the regular file `path` unless it changed: it is first renamed aside (atomically,
+/// in its folder), then `unchanged` reads the moved file; when that says it changed, it is
+/// put back and `Ok(false)` comes back. A symlink, a folder or a special file at `path` is an
+/// error and stays.
+pub fn remove_unless_changed(
+    path: &Path,
+    unchanged: impl FnOnce(&Path) -> io::Result<bool>,
+) -> io::Result<bool> {
+    let meta = fs::symlink_metadata(path)?;
+    if !meta.is_file() {
+        let special = Special::of(meta.file_type());
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            format!("it is {special}, not a regular file"),
+        ));
+    }
+    let dir = path
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    let file_name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "file".into());
+    let aside = dir.join(format!(
+        ".{file_name}.{}.{}.removing",
+        std::process::id(),
+        unique_suffix()
+    ));
+    fs::rename(path, &aside)?;
+    match unchanged(&aside) {
+        Ok(true) => {
+            fs::remove_file(&aside)?;
+            sync_dir(dir);
+            Ok(true)
+        }
+        other => {
+            // Back where it was, unless someone has put a new file there meanwhile: then the
+            // moved one stays beside it, named in the error.
+            if fs::symlink_metadata(path).is_err() {
+                fs::rename(&aside, path)?;
+            } else {
+                return Err(io::Error::other(format!(
+                    "the file changed while it was being removed; the earlier one is {}",
+                    aside.display()
+                )));
+            }
+            other.map(|_| false)
+        }
+    }
+}
+
 /// Copies `path` to a backup beside it, `<file>.<UTC stamp>.bak`, never overwriting an
 /// earlier backup (a second one in the same second gets `.1`, `.2`, … before `.bak`).
 /// Returns the backup's path. The backup keeps the file's mode.

@@ -88,10 +88,17 @@ pub fn host_process() -> Option<ProcessInfo> {
     None
 }
 
+/// A shell wrapping our command: its command line names our program. On Windows, where a
+/// command line may not be readable (Wine reports none; a process of another user), a shell
+/// by its image name alone is taken for the wrapper: a hook's direct parent that is `cmd.exe`
+/// is the host's `cmd /C` (a person typing our hook into a console is not a host).
 fn is_wrapping_shell(info: &ProcessInfo) -> bool {
-    command_line(info.pid).is_some_and(|args| {
-        crate::shell_wrapper::wraps_program(&info.name, &args, crate::install::PROGRAM_NAME)
-    })
+    match command_line(info.pid) {
+        Some(args) if !args.is_empty() => {
+            crate::shell_wrapper::wraps_program(&info.name, &args, crate::install::PROGRAM_NAME)
+        }
+        _ => cfg!(windows) && crate::shell_wrapper::is_shell(&info.name),
+    }
 }
 
 /// Whether a recorded process (pid and start time) is still the same live process.

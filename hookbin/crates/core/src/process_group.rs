@@ -6,8 +6,8 @@
 //!   of it, so a hook, a helper or a wrapper's `sleep` the child started goes too. The leader
 //!   is watched with `waitid(WNOWAIT)` ([`exited_unreaped`]) and reaped only after the group
 //!   is signalled, so its pid (the group's id) cannot be reused meanwhile.
-//! - **Windows**: the child is put in a job object that kills its processes when ended or
-//!   closed. A process the child starts in the instant before it is assigned to the job
+//! - **Windows**: the child (with no console window, [`prepare`]) is put in a job object that
+//!   kills its processes when ended or closed. A process the child starts in the instant before it is assigned to the job
 //!   escapes it (the child is not started suspended).
 //!
 //! [`output`] runs a helper program to its end, bounded: its stdout read while it runs (a
@@ -22,15 +22,22 @@ use std::time::{Duration, Instant};
 /// How often [`output`] looks whether the child has exited.
 const EXIT_POLL: Duration = Duration::from_millis(5);
 
-/// Makes `command` start its child as the leader of a new process group (Unix; nothing to
-/// do on Windows, where the [`Group`] is a job object made after the start).
+/// Makes `command` start its child as the leader of a new process group (Unix). On Windows,
+/// where the [`Group`] is a job object made after the start, it gets a console of its own
+/// with no window (`CREATE_NO_WINDOW`): a console program started from the tray (which has no
+/// console) or the worker never flashes a window.
 pub fn prepare(command: &mut Command) {
     #[cfg(unix)]
     {
         use std::os::unix::process::CommandExt;
         command.process_group(0);
     }
-    #[cfg(not(unix))]
+    #[cfg(windows)]
+    {
+        use std::os::windows::process::CommandExt;
+        command.creation_flags(windows_sys::Win32::System::Threading::CREATE_NO_WINDOW);
+    }
+    #[cfg(not(any(unix, windows)))]
     let _ = command;
 }
 

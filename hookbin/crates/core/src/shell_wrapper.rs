@@ -60,6 +60,13 @@ pub fn command_string(name: &str, args: &[String]) -> Option<String> {
     }
 }
 
+/// Whether a process name or program path names a shell this module knows (`cmd.exe`,
+/// `bash`, `pwsh`, …): for where a shell's command line cannot be read (Wine reports none),
+/// so its image name is all there is.
+pub fn is_shell(name: &str) -> bool {
+    Shell::of(name).is_some()
+}
+
 /// Whether the process is a shell running a command that names `program` (ASCII case
 /// ignored: Windows paths are case-insensitive).
 pub fn wraps_program(name: &str, args: &[String], program: &str) -> bool {
@@ -252,6 +259,25 @@ mod tests {
 
     fn command(name: &str, list: &[&str]) -> Option<String> {
         command_string(name, &argv(list))
+    }
+
+    #[test]
+    fn shells_are_known_by_their_image_name() {
+        for name in [
+            "cmd",
+            "CMD.EXE",
+            r"C:\windows\system32\cmd.exe",
+            "powershell",
+            "pwsh.exe",
+            "bash",
+            "-bash",
+            "/usr/bin/fish",
+        ] {
+            assert!(is_shell(name), "{name}");
+        }
+        for name in ["codex", "node", "claude.exe", "kimi", "fabric-session", ""] {
+            assert!(!is_shell(name), "{name}");
+        }
     }
 
     #[test]

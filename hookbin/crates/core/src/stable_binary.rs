@@ -8,9 +8,11 @@
 //! `fabric-session.exe.<n>.old` first, and such leftovers are removed on a later call, once
 //! nothing runs them.
 //!
-//! Installed from the Linux package, there is no copy: the hooks run the package's own
-//! `/usr/bin/fabric-session` ([`packaged_program`]), which the package manager replaces in
-//! place on upgrade (same path, same command, same approval) and takes away on removal.
+//! Installed from a package, there is no copy: the hooks run the package's own program
+//! ([`packaged_program`]), which an upgrade replaces in place (same path, same command, same
+//! approval) and a removal takes away: the Linux package's `/usr/bin/fabric-session`, the
+//! Windows installer's `fabric-session.exe` in the folder it recorded as its
+//! `InstallLocation` under [`WINDOWS_UNINSTALL_KEY`] (per person, `HKEY_CURRENT_USER`).
 
 use std::path::{Path, PathBuf};
 
@@ -25,30 +27,117 @@ pub const PACKAGED_BIN_DIR: &str = "/usr/bin";
 /// Where the Linux package keeps its helper programs (the tray's GTK shell).
 pub const PACKAGED_HELPER_DIR: &str = "/usr/lib/fabric-companion";
 
-/// The package's `fabric-session` when the running program is one of the package's (it runs
-/// from [`PACKAGED_BIN_DIR`] or [`PACKAGED_HELPER_DIR`]) and that file is there. `None`
-/// elsewhere: built from source, a program anywhere else, or not Linux.
+/// The Windows installer's key under `HKEY_CURRENT_USER` (`packaging/windows/` writes it):
+/// its `InstallLocation` is the folder the package's programs are in.
+pub const WINDOWS_UNINSTALL_KEY: &str =
+    r"Software\Microsoft\Windows\CurrentVersion\Uninstall\FabricCompanion";
+
+/// The package's `fabric-session` when the running program is one of the package's and that
+/// file is there: on Linux it runs from [`PACKAGED_BIN_DIR`] or [`PACKAGED_HELPER_DIR`]; on
+/// Windows from the installer's folder ([`WINDOWS_UNINSTALL_KEY`]). `None` elsewhere: built
+/// from source, a program anywhere else, or macOS.
 pub fn packaged_program() -> Option<PathBuf> {
-    if !cfg!(target_os = "linux") {
-        return None;
-    }
     let exe = std::env::current_exe().ok()?;
-    let exe = match exe.parent() {
-        Some(dir) if dir == Path::new(PACKAGED_HELPER_DIR) => {
-            Path::new(PACKAGED_BIN_DIR).join(exe.file_name()?)
+    #[cfg(windows)]
+    {
+        packaged_program_in(&exe, &windows_package::install_dir()?)
+    }
+    #[cfg(not(windows))]
+    {
+        if !cfg!(target_os = "linux") {
+            return None;
         }
-        _ => exe,
+        let exe = match exe.parent() {
+            Some(dir) if dir == Path::new(PACKAGED_HELPER_DIR) => {
+                Path::new(PACKAGED_BIN_DIR).join(exe.file_name()?)
+            }
+            _ => exe,
+        };
+        packaged_program_in(&exe, Path::new(PACKAGED_BIN_DIR))
+    }
+}
+
+/// Whether `program` is the package's `fabric-session` (its hook commands get a guard that
+/// does nothing once the package is removed): in [`PACKAGED_BIN_DIR`] on Linux, in the
+/// installer's folder on Windows.
+pub fn is_packaged_program(program: &Path) -> bool {
+    let Some(dir) = program.parent() else {
+        return false;
     };
-    packaged_program_in(&exe, Path::new(PACKAGED_BIN_DIR))
+    #[cfg(windows)]
+    {
+        windows_package::install_dir().is_some_and(|installed| same_dir(dir, &installed))
+    }
+    #[cfg(not(windows))]
+    {
+        cfg!(target_os = "linux") && dir == Path::new(PACKAGED_BIN_DIR)
+    }
 }
 
 /// [`packaged_program`] with the running program and the package's folder given.
 pub fn packaged_program_in(exe: &Path, packaged_dir: &Path) -> Option<PathBuf> {
-    if exe.parent()? != packaged_dir {
+    if !same_dir(exe.parent()?, packaged_dir) {
         return None;
     }
-    let program = packaged_dir.join(crate::install::PROGRAM_NAME);
+    let program =
+        packaged_dir.join(crate::platform::Os::CURRENT.executable(crate::install::PROGRAM_NAME));
     program.is_file().then_some(program)
+}
+
+/// Two folders are the same: exactly on Unix; on Windows the same folder on disk (a short 8.3
+/// spelling and the long one alike), else the same text in any case, a trailing `\` aside.
+fn same_dir(a: &Path, b: &Path) -> bool {
+    if cfg!(windows) {
+        if let (Ok(a), Ok(b)) = (std::fs::canonicalize(a), std::fs::canonicalize(b)) {
+            return a == b;
+        }
+        let text = |p: &Path| {
+            p.to_string_lossy()
+                .trim_end_matches(['\\', '/'])
+                .replace('/', "\\")
+                .to_lowercase()
+        };
+        text(a) == text(b)
+    } else {
+        a == b
+    }
+}
+
+/// The Windows installer's record of where it put the programs.
+#[cfg(windows)]
+mod windows_package {
+    use std::os::windows::ffi::OsStringExt;
+    use std::path::PathBuf;
+
+    use windows_sys::Win32::Foundation::ERROR_SUCCESS;
+    use windows_sys::Win32::System::Registry::{HKEY_CURRENT_USER, RRF_RT_REG_SZ, RegGetValueW};
+
+    /// `InstallLocation` of [`super::WINDOWS_UNINSTALL_KEY`], when the package is installed.
+    pub(super) fn install_dir() -> Option<PathBuf> {
+        let wide = |text: &str| -> Vec<u16> { text.encode_utf16().chain([0]).collect() };
+        let (key, value) = (wide(super::WINDOWS_UNINSTALL_KEY), wide("InstallLocation"));
+        let mut buffer = vec![0u16; 1024];
+        let mut size = (buffer.len() * 2) as u32;
+        // SAFETY: both names are NUL-terminated; the buffer holds `size` bytes.
+        let code = unsafe {
+            RegGetValueW(
+                HKEY_CURRENT_USER,
+                key.as_ptr(),
+                value.as_ptr(),
+                RRF_RT_REG_SZ,
+                std::ptr::null_mut(),
+                buffer.as_mut_ptr().cast(),
+                &mut size,
+            )
+        };
+        if code != ERROR_SUCCESS {
+            return None;
+        }
+        let units = (size as usize / 2).min(buffer.len());
+        let text = &buffer[..units];
+        let text = &text[..text.iter().position(|&u| u == 0).unwrap_or(text.len())];
+        (!text.is_empty()).then(|| PathBuf::from(std::ffi::OsString::from_wide(text)))
+    }
 }
 
 /// What [`ensure_copy`] did.

@@ -21,12 +21,19 @@
 //! take it, the folder's 8.3 short name (no spaces) stands in; failing that the install is
 //! refused ([`runnable_program`]).
 //!
-//! The Linux package's program (`/usr/bin/fabric-session`, which `apt remove` takes away while
-//! the person's host configs keep our entries) gets a guard: `[ ! -x <program> ] || <program>
-//! hook …`, which exits 0 without a word when the program is gone (measured: Claude Code and
-//! Codex show a "hook failed" row per event for a missing program, Kimi Code nothing; with the
-//! guard none of them shows anything). All three run Linux hook commands through a POSIX
-//! shell, which the guard needs.
+//! A package's program (Linux: `/usr/bin/fabric-session`, which `apt remove` takes away;
+//! Windows: `fabric-session.exe` in the installer's folder, which its uninstaller takes away;
+//! see [`crate::stable_binary::is_packaged_program`]) gets a guard, since the person's host
+//! configs keep our entries: the command does nothing, without a word and with exit 0, while
+//! the program is gone (measured on Linux: Claude Code and Codex show a "hook failed" row per
+//! event for a missing program, Kimi Code nothing; with the guard none of them shows
+//! anything), and works again once it is back. The guard is written in the language of the
+//! shell that runs it:
+//!
+//! | shell | guarded command |
+//! |---|---|
+//! | POSIX `sh -c` (Linux); Git Bash (Claude Code on Windows runs a hook with no `shell` key through `bash -c`) | `[ ! -x <program> ] \|\| <program> hook …` |
+//! | `cmd /C`, `cmd /d /s /c` (Codex, Kimi Code on Windows) | `if exist <program> <program> hook …` (cmd's `if` with nothing to run leaves exit 0) |
 
 use std::path::{Path, PathBuf};
 
@@ -117,24 +124,73 @@ pub const PACKAGED_DIR: &str = "/usr/bin";
 /// The command `host` runs for one of our hooks on `os`, or `None` when its shell cannot run
 /// `program` (see [`runnable_program`]). Claude Code's `hook` defaults to `--host claude`, so
 /// its commands carry no `--host`, like the plugin's. The Linux package's program is guarded
-/// (see the module's header).
+/// (see the module's header); on Windows, [`guarded_hook_command_for`] is asked for.
 pub fn hook_command_for(os: Os, program: &str, host: Host, event_arg: &str) -> Option<String> {
-    let text = HookShell::of(os, host).program_text(program)?;
+    let packaged = os == Os::Linux && Path::new(program).parent() == Some(Path::new(PACKAGED_DIR));
+    command_text(os, program, host, event_arg, packaged)
+}
+
+/// [`hook_command_for`] with the guard of a package's program, in the language of the shell
+/// `host` runs it with on `os` (the module's header).
+pub fn guarded_hook_command_for(
+    os: Os,
+    program: &str,
+    host: Host,
+    event_arg: &str,
+) -> Option<String> {
+    command_text(os, program, host, event_arg, true)
+}
+
+fn command_text(
+    os: Os,
+    program: &str,
+    host: Host,
+    event_arg: &str,
+    guarded: bool,
+) -> Option<String> {
+    let shell = HookShell::of(os, host);
+    let text = shell.program_text(program)?;
     let command = match host {
         Host::Claude => format!("{text} hook {event_arg}"),
         _ => format!("{text} hook {event_arg} --host {}", host.cli_name()),
     };
-    let packaged = os == Os::Linux && Path::new(program).parent() == Some(Path::new(PACKAGED_DIR));
-    Some(if packaged {
-        format!("[ ! -x {text} ] || {command}")
-    } else {
-        command
+    if !guarded {
+        return Some(command);
+    }
+    Some(match shell {
+        HookShell::Posix | HookShell::WindowsBashOrPowerShell => {
+            format!("[ ! -x {text} ] || {command}")
+        }
+        HookShell::WindowsCmdArgument | HookShell::WindowsCmdVerbatim => {
+            format!("if exist {text} {command}")
+        }
     })
 }
 
-/// `command` without a leading `[ ! -x <word> ] || ` guard, when it has one whose word is the
-/// program that follows (`None` when there is no guard, or a different word in it).
+/// `command` without a leading guard (`[ ! -x <word> ] || `, or cmd's `if exist <word> `),
+/// when it has one whose word is the program that follows (`None` when there is no guard, or
+/// a different word in it).
 fn unguarded(command: &str) -> Option<&str> {
+    posix_unguarded(command).or_else(|| cmd_unguarded(command))
+}
+
+/// `if exist <word> <word> …` (cmd keywords in any case) without its `if exist <word> `.
+fn cmd_unguarded(command: &str) -> Option<&str> {
+    let keyword = |text: &str, word: &str| -> Option<usize> {
+        let head = text.get(..word.len())?;
+        let next = text[word.len()..].chars().next()?;
+        (head.eq_ignore_ascii_case(word) && next.is_whitespace()).then_some(word.len())
+    };
+    let rest = command.trim_start();
+    let rest = rest[keyword(rest, "if")?..].trim_start();
+    let rest = rest[keyword(rest, "exist")?..].trim_start();
+    let (tested, rest) = first_word(rest)?;
+    let rest = rest.trim_start();
+    let (program, _) = first_word(rest)?;
+    (program == tested).then_some(rest)
+}
+
+fn posix_unguarded(command: &str) -> Option<&str> {
     let rest = command.trim_start().strip_prefix('[')?;
     let rest = rest.strip_prefix(char::is_whitespace)?.trim_start();
     let rest = rest.strip_prefix('!')?.trim_start();
@@ -150,7 +206,12 @@ fn unguarded(command: &str) -> Option<&str> {
 /// [`runnable_program`]; a path it would refuse is double-quoted as a last resort.
 pub fn hook_command(program: &Path, host: Host, event_arg: &str) -> String {
     let text = program.to_string_lossy();
-    hook_command_for(Os::CURRENT, &text, host, event_arg).unwrap_or_else(|| {
+    let command = if crate::stable_binary::is_packaged_program(program) {
+        guarded_hook_command_for(Os::CURRENT, &text, host, event_arg)
+    } else {
+        hook_command_for(Os::CURRENT, &text, host, event_arg)
+    };
+    command.unwrap_or_else(|| {
         let quoted = format!("\"{text}\"");
         match host {
             Host::Claude => format!("{quoted} hook {event_arg}"),
@@ -444,6 +505,51 @@ mod tests {
         std::fs::set_permissions(&program, std::fs::Permissions::from_mode(0o755)).unwrap();
         let there = run();
         assert_eq!(String::from_utf8_lossy(&there.stdout), "ran hook stop\n");
+    }
+
+    #[test]
+    fn the_windows_packages_program_is_guarded_in_each_hosts_shell_and_still_ours() {
+        let bare = r"C:\Users\ada\AppData\Local\Programs\fabric-companion\fabric-session.exe";
+        let spaced =
+            r"C:\Users\Ada Lovelace\AppData\Local\Programs\fabric-companion\fabric-session.exe";
+        let codex =
+            guarded_hook_command_for(Os::Windows, bare, Host::Codex, "session-start").unwrap();
+        assert_eq!(
+            codex,
+            format!("if exist {bare} {bare} hook session-start --host codex")
+        );
+        let kimi = guarded_hook_command_for(Os::Windows, spaced, Host::Kimi, "stop").unwrap();
+        assert_eq!(
+            kimi,
+            format!("if exist \"{spaced}\" \"{spaced}\" hook stop --host kimi")
+        );
+        // Claude Code runs a hook with no `shell` key through Git Bash: bash's guard, forward
+        // slashes.
+        let claude = guarded_hook_command_for(Os::Windows, bare, Host::Claude, "stop").unwrap();
+        let forward = bare.replace('\\', "/");
+        assert_eq!(claude, format!("[ ! -x {forward} ] || {forward} hook stop"));
+        // Codex's cmd argument cannot be quoted: a spaced path has no guarded command either.
+        assert_eq!(
+            guarded_hook_command_for(Os::Windows, spaced, Host::Codex, "stop"),
+            None
+        );
+        assert_eq!(our_program(&codex).as_deref(), Some(bare));
+        assert_eq!(our_program(&kimi).as_deref(), Some(spaced));
+        assert_eq!(our_program(&claude).as_deref(), Some(forward.as_str()));
+        assert_eq!(
+            our_program(&format!("IF EXIST {bare} {bare} hook stop --host codex")).as_deref(),
+            Some(bare)
+        );
+        // A guard on some other program, or no hook after it, is not ours.
+        for command in [
+            format!(r"if exist C:\other.exe {bare} hook stop"),
+            format!("if exist {bare} echo hook stop"),
+            format!("if exist {bare} {bare} status"),
+            format!("if not exist {bare} {bare} hook stop"),
+            format!("ifexist {bare} {bare} hook stop"),
+        ] {
+            assert!(!is_ours(&command), "{command}");
+        }
     }
 
     #[test]

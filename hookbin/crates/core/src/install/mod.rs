@@ -32,11 +32,14 @@
 //! - Installing over entries of ours with another command (an old path) replaces them; the
 //!   plan lists both what it takes out and what it adds.
 //! - Removing the last of our entries drops the event list, then the `hooks` object, when
-//!   they end up empty; a missing or empty JSON file therefore round-trips to `{}`.
+//!   they end up empty. When that leaves nothing at all in a file our install created
+//!   ([`created`]), the removal deletes the file instead (no `{}`, no backup): an install into
+//!   a missing file and its removal give back no file. A file the person had keeps its bytes.
 
 mod claude;
 mod codex;
 mod command;
+mod created;
 mod json;
 mod kimi;
 mod plan;
@@ -374,6 +377,13 @@ pub fn plan(
             new_text,
         )));
     }
+    // A removal that empties a file our install created gives back no file.
+    let removes_file = operation == Operation::Remove
+        && new_text
+            .as_deref()
+            .is_some_and(|text| format.is_empty_document(text))
+        && fs::symlink_metadata(&file).is_ok_and(|meta| meta.is_file())
+        && created::was_created(paths, &file);
     let file_digest = current.sha256.as_deref().unwrap_or(ABSENT_DIGEST);
     let digest = plan_digest(&PlanFacts {
         host,
@@ -385,6 +395,7 @@ pub fn plan(
         add: &selection.add,
         program: program.as_deref(),
         new_text: new_text.as_deref(),
+        removes_file,
     });
     let needs_apply = !matches!(action, Action::NothingToDo { .. });
     let script_used = script.and(program.as_deref());
@@ -421,6 +432,7 @@ pub fn plan(
         remove_at,
         program,
         new_text,
+        removes_file,
         diff,
         apply_command,
         warnings,
@@ -496,6 +508,31 @@ pub fn apply_with_stamp(
     if now != file_digest {
         return Err(changed(now));
     }
+    if plan.removes_file {
+        // Nothing but our entries is in it and our install created it: no backup, no file.
+        let mut seen = None;
+        let removed = fsutil::remove_unless_changed(&file, |moved| {
+            let now = read_current(moved)
+                .map_err(std::io::Error::other)?
+                .sha256
+                .unwrap_or_else(|| ABSENT_DIGEST.to_string());
+            let same = now == file_digest;
+            seen = Some(now);
+            Ok(same)
+        })
+        .map_err(|e| InstallError::io(&file, e))?;
+        if !removed {
+            return Err(changed(seen.unwrap_or_default()));
+        }
+        created::forget(paths, &file);
+        return Ok(Applied {
+            file,
+            backup: None,
+            changed: true,
+            sha256: ABSENT_DIGEST.to_string(),
+            plan,
+        });
+    }
     let backup = if plan.exists {
         Some(fsutil::backup_file(&file, stamp).map_err(|e| InstallError::io(&file, e))?)
     } else {
@@ -521,6 +558,9 @@ pub fn apply_with_stamp(
     .map_err(|e| InstallError::io(&file, e))?;
     if !written {
         return Err(changed(seen.unwrap_or_default()));
+    }
+    if !plan.exists {
+        created::remember(paths, &file);
     }
     read_back(
         Format::of(host),
@@ -548,11 +588,12 @@ struct PlanFacts<'a> {
     add: &'a [Entry],
     program: Option<&'a Path>,
     new_text: Option<&'a str>,
+    removes_file: bool,
 }
 
 /// The plan digest: sha256 (lowercase hex) of a fixed JSON document of the plan's facts.
 fn plan_digest(facts: &PlanFacts<'_>) -> String {
-    let document = serde_json::json!({
+    let mut document = serde_json::json!({
         "plan": "fabric-session-install-plan/1",
         "host": facts.host,
         "operation": facts.operation,
@@ -564,6 +605,10 @@ fn plan_digest(facts: &PlanFacts<'_>) -> String {
         "program": facts.program.map(|p| p.to_string_lossy()),
         "newTextSha256": facts.new_text.map(|t| sha256_hex(t.as_bytes())),
     });
+    // Only when set, so that every other plan keeps the digest it always had.
+    if facts.removes_file {
+        document["removesFile"] = true.into();
+    }
     sha256_hex(document.to_string().as_bytes())
 }
 
@@ -703,6 +748,16 @@ impl Format {
             Format::HooksJson => Box::new(json::JsonDoc::open(path, text)?),
             Format::KimiToml => Box::new(kimi::TomlDoc::open(path, text)?),
         })
+    }
+
+    /// Whether `text` holds nothing at all: `{}` (JSON), or only blank lines (TOML; a comment
+    /// is something).
+    fn is_empty_document(self, text: &str) -> bool {
+        match self {
+            Format::HooksJson => serde_json::from_str::<serde_json::Value>(text)
+                .is_ok_and(|value| value.as_object().is_some_and(|o| o.is_empty())),
+            Format::KimiToml => text.trim().is_empty(),
+        }
     }
 
     fn entries_text(self, entries: &[Entry]) -> String {

@@ -59,6 +59,9 @@ pub struct Plan {
     pub warnings: Vec<String>,
     /// What to expect once applied.
     pub notes: Vec<String>,
+    /// Applying deletes the file: a removal that leaves nothing in a file our install created
+    /// (it gives back what was there before, no file).
+    pub removes_file: bool,
     /// The whole new file; `None` when nothing changes. Never printed: it holds other values.
     #[serde(skip)]
     pub new_text: Option<String>,
@@ -110,6 +113,11 @@ impl Plan {
             out.push_str(&format!("\nWould add {}:\n", count(self.add.len())));
             out.push_str(&indent(&self.add_text));
             out.push_str(&where_lines(&self.add_at));
+        }
+        if self.removes_file {
+            out.push_str(
+                "\nNothing else is in the file and our install created it: it would be deleted (no backup).\n",
+            );
         }
         if !self.warnings.is_empty() || !self.notes.is_empty() {
             out.push('\n');

@@ -1,0 +1,282 @@
+//! The Windows package (`packaging/windows/fabric-companion.nsi`, made by
+//! `scripts/build-windows-installer.sh --debug` with Debian's makensis) installed silently
+//! under Wine as a person without administrator rights would: the programs in
+//! `%LOCALAPPDATA%\Programs\fabric-companion`, the Start menu entry, the tray's `Run` value
+//! (read back with Wine's `reg query`), the uninstall record; our hooks installed by the
+//! package's own `fabric-session.exe` (guarded) and run by each host's shell; an upgrade over
+//! it while a hook program runs keeps the hooks' command text (Codex's approval holds); the
+//! uninstaller leaves nothing of ours, and every host's config still works (the guard).
+
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::time::Duration;
+
+use wine_bench::host::{Host, Job, Shell};
+use wine_bench::{Prefix, payload, wait_until};
+
+use crate::common::{HOSTS, Person};
+
+const WAIT: Duration = Duration::from_secs(120);
+const RUN_KEY: &str = r"HKCU\Software\Microsoft\Windows\CurrentVersion\Run";
+const UNINSTALL_KEY: &str =
+    r"HKCU\Software\Microsoft\Windows\CurrentVersion\Uninstall\FabricCompanion";
+
+/// The installer: `$FABRIC_WINE_INSTALLER`, else where the build script puts it.
+fn installer(prefix: &Prefix) -> Option<PathBuf> {
+    let path = std::env::var_os("FABRIC_WINE_INSTALLER")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| {
+            let conf =
+                Path::new(env!("CARGO_MANIFEST_DIR")).join("../../src-tauri/tauri.conf.json");
+            let version = serde_json::from_str::<serde_json::Value>(&wine_bench::read_text(&conf))
+                .ok()
+                .and_then(|c| c["version"].as_str().map(str::to_owned))
+                .unwrap_or_default();
+            prefix
+                .bench()
+                .bin_dir
+                .join(format!("package/fabric-companion_{version}_x64-setup.exe"))
+        });
+    if path.is_file() {
+        Some(path)
+    } else {
+        wine_bench::skip(
+            "the_windows_package",
+            &format!(
+                "{} is missing: make it with scripts/build-windows-installer.sh --debug",
+                path.display()
+            ),
+        );
+        None
+    }
+}
+
+/// `reg query <key> [/v <value>]`: its output, or `None` when the key or value is not there.
+fn reg_query(prefix: &Prefix, key: &str, value: Option<&str>) -> Option<String> {
+    let mut command = prefix.wine("reg");
+    command.args(["query", key]);
+    if let Some(value) = value {
+        command.args(["/v", value]);
+    }
+    let out = wine_bench::run_watched(command, b"", "reg query");
+    out.status
+        .success()
+        .then(|| String::from_utf8_lossy(&out.stdout).into_owned())
+}
+
+/// Every file and folder under `dir`, relative.
+fn listing(dir: &Path) -> Vec<String> {
+    let mut found = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(folder) = stack.pop() {
+        for entry in std::fs::read_dir(&folder).into_iter().flatten().flatten() {
+            let path = entry.path();
+            found.push(path.strip_prefix(dir).unwrap().display().to_string());
+            if path.is_dir() && !path.is_symlink() {
+                stack.push(path);
+            }
+        }
+    }
+    found.sort();
+    found
+}
+
+#[test]
+fn the_windows_package_installs_upgrades_and_uninstalls_per_person() {
+    let Some(mut person) = Person::new("the_windows_package") else {
+        return;
+    };
+    let Some(setup) = installer(&person.prefix) else {
+        return;
+    };
+    for host in HOSTS {
+        person.register(host);
+    }
+    person.fabric_running(&["session-hooks/1"]);
+    let prefix = &person.prefix;
+    let before_local = listing(&prefix.local_appdata());
+    let before_roaming = listing(&prefix.appdata());
+
+    // Installed silently, as this person (no administrator rights asked: per-person).
+    let mut command = prefix.wine(&setup);
+    command.arg("/S");
+    let out = wine_bench::run_watched(command, b"", "setup /S");
+    assert_eq!(out.status.code(), Some(0), "setup /S: {out:?}");
+    let install_dir = prefix.local_appdata().join("Programs/fabric-companion");
+    for file in [
+        "fabric-companion.exe",
+        "fabric-tray.exe",
+        "fabric-session.exe",
+        "WebView2Loader.dll",
+        "uninstall.exe",
+        "LICENSE-MIT.txt",
+        "LICENSE-APACHE.txt",
+    ] {
+        assert!(install_dir.join(file).is_file(), "{file} is not installed");
+    }
+    let shortcut = prefix
+        .appdata()
+        .join("Microsoft/Windows/Start Menu/Programs/Fabric Companion.lnk");
+    assert!(shortcut.is_file(), "no Start menu entry");
+    let install_win = prefix.win(&install_dir);
+    let run = reg_query(prefix, RUN_KEY, Some("Fabric Companion")).expect("the Run value");
+    assert!(
+        run.contains(&format!("\"{install_win}\\fabric-tray.exe\"")),
+        "the tray does not start at login: {run}"
+    );
+    let record = reg_query(prefix, UNINSTALL_KEY, None).expect("the uninstall record");
+    assert!(
+        record.contains(&format!("InstallLocation    REG_SZ    {install_win}")),
+        "{record}"
+    );
+
+    // Our hooks, installed by the package's own program: it runs itself, guarded.
+    let session_exe = install_dir.join("fabric-session.exe");
+    let program = prefix.win(&session_exe);
+    for host in HOSTS {
+        person.install_hooks_with(&session_exe, host, &[]);
+    }
+    let installed: Vec<_> = HOSTS.iter().map(|host| person.commands(host)).collect();
+    for (host, commands) in HOSTS.iter().zip(&installed) {
+        let expected = match *host {
+            "claude" => {
+                let forward = program.replace('\\', "/");
+                format!("[ ! -x {forward} ] || {forward} hook session-start")
+            }
+            other => format!("if exist {program} {program} hook session-start --host {other}"),
+        };
+        assert_eq!(commands["SessionStart"], expected, "{host}");
+    }
+    let cwd = person.project_win();
+    let run_all = |person: &Person, label: &str, answered: bool| {
+        for (host, commands) in HOSTS.iter().zip(person_commands(person)) {
+            let mut agent = Host::start(&person.prefix, Shell::of(host), Job::None, &person.env());
+            for (event, command) in &commands {
+                let session = format!("pkg-{label}-{host}");
+                let ran = agent.run(command, &payload::input(host, event, &session, &cwd));
+                assert_eq!(ran.code, Some(0), "{label} {host} {event}: {ran:?}");
+                assert_eq!(ran.stderr, "", "{label} {host} {event}: {ran:?}");
+                if event == "SessionStart" && *host != "kimi" {
+                    assert_eq!(
+                        ran.stdout.contains("Fabric is running"),
+                        answered,
+                        "{label} {host}: {ran:?}"
+                    );
+                }
+                if !answered {
+                    assert_eq!(
+                        ran.stdout, "",
+                        "{label} {host} {event}: the guard said something"
+                    );
+                }
+            }
+            agent.end();
+        }
+    };
+    run_all(&person, "installed", true);
+
+    // An upgrade over it, with the package's tray and a hook program running: the programs
+    // are replaced in place, the hooks' command text (and so Codex's approval) is unchanged.
+    let mut tray = prefix
+        .wine(install_dir.join("fabric-tray.exe"))
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut busy = prefix
+        .wine(&session_exe)
+        .args(["watch-mail", "--session-id", "busy-1", "--host", "codex"])
+        .envs(person.env())
+        .current_dir(person.project())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    wait_until("the package's tray running", WAIT, || {
+        !prefix.processes_of("fabric-tray.exe").is_empty()
+    });
+    let mut command = prefix.wine(&setup);
+    command.arg("/S");
+    let out = wine_bench::run_watched(command, b"", "upgrade /S");
+    assert_eq!(out.status.code(), Some(0), "upgrade: {out:?}");
+    assert!(session_exe.is_file() && install_dir.join("fabric-tray.exe").is_file());
+    wait_until("the old tray ended by the upgrade", WAIT, || {
+        tray.try_wait().ok().flatten().is_some()
+    });
+    for (host, before) in HOSTS.iter().zip(&installed) {
+        assert_eq!(
+            &person.commands(host),
+            before,
+            "{host}: the upgrade changed the hooks"
+        );
+    }
+    drop(busy.stdin.take());
+    let _ = wine_bench::wait_watched(busy, "watch-mail after the upgrade");
+    run_all(&person, "upgraded", true);
+
+    // Uninstalled: nothing of ours is left, and every host's config still works, silently.
+    let mut command = prefix.wine(install_dir.join("uninstall.exe"));
+    command.arg("/S");
+    let out = wine_bench::run_watched(command, b"", "uninstall /S");
+    assert_eq!(out.status.code(), Some(0), "uninstall: {out:?}");
+    wait_until("the programs removed", WAIT, || !install_dir.exists());
+    wait_until("the uninstaller's copy done", WAIT, || {
+        prefix.processes_of("~nsu").is_empty() && prefix.processes_of("un_a.exe").is_empty()
+    });
+    assert!(!shortcut.exists(), "the Start menu entry is left");
+    assert_eq!(
+        reg_query(prefix, RUN_KEY, Some("Fabric Companion")),
+        None,
+        "the Run value is left"
+    );
+    assert_eq!(
+        reg_query(prefix, UNINSTALL_KEY, None),
+        None,
+        "the uninstall record is left"
+    );
+    assert_eq!(
+        reg_query(
+            prefix,
+            r"HKCU\Software\Classes\AppUserModelId\ai.passioncode.fabric-companion.dashboard",
+            None
+        ),
+        None,
+        "the AppUserModelID is left"
+    );
+    // What is in the profile's AppData now that was not before: the person's own data only
+    // (the hook log, sessions), as on Linux, never a file of the package.
+    let new_local: Vec<String> = listing(&prefix.local_appdata())
+        .into_iter()
+        .filter(|p| !before_local.contains(p))
+        .filter(|p| !p.starts_with("fabric-companion") && !p.starts_with("Temp"))
+        .collect();
+    assert!(
+        new_local.is_empty(),
+        "left in %LOCALAPPDATA%: {new_local:?}"
+    );
+    let new_roaming: Vec<String> = listing(&prefix.appdata())
+        .into_iter()
+        .filter(|p| !before_roaming.contains(p))
+        .collect();
+    assert!(new_roaming.is_empty(), "left in %APPDATA%: {new_roaming:?}");
+    let ours_in_cache = listing(&prefix.cache_dir());
+    assert!(
+        !ours_in_cache.iter().any(|p| p.ends_with(".exe")),
+        "a program of ours is left: {ours_in_cache:?}"
+    );
+    for (host, before) in HOSTS.iter().zip(&installed) {
+        assert_eq!(
+            &person.commands(host),
+            before,
+            "{host}: the uninstaller touched the config"
+        );
+    }
+    run_all(&person, "removed", false);
+}
+
+/// Our commands of each host, in `HOSTS` order.
+fn person_commands(person: &Person) -> Vec<std::collections::BTreeMap<String, String>> {
+    HOSTS.iter().map(|host| person.commands(host)).collect()
+}
