@@ -326,6 +326,9 @@ pub struct SettingsView {
     pub autostart_present: bool,
     /// How notifications behave, one line per rule.
     pub rules: Vec<String>,
+    /// Hosts whose "Set up hooks for …" offer the person turned off ("Don't offer again"):
+    /// each can be offered again (`offer_hooks_again`).
+    pub dismissed_hook_offers: Vec<Host>,
 }
 
 /// The settings as the page shows them (what `get_settings` answers).
@@ -357,6 +360,7 @@ pub fn settings_view(paths: &Paths) -> SettingsView {
             .iter()
             .map(|r| r.to_string())
             .collect(),
+        dismissed_hook_offers: s.dismissed_hook_offers,
     }
 }
 
@@ -462,6 +466,31 @@ pub async fn save_settings(
     })
     .await
     .map_err(|e| CommandError::Invalid(e.to_string()))?
+}
+
+/// Takes back a "Don't offer again" from the tray's hook setup offer for `host`: the tray
+/// offers to set up its hooks again (while it still has `fabric` and none of our hooks).
+#[tauri::command]
+pub async fn offer_hooks_again(
+    state: State<'_, AppState>,
+    host: Host,
+) -> CommandResult<SettingsView> {
+    let paths = state.paths.clone();
+    tauri::async_runtime::spawn_blocking(move || offer_again(&paths, host))
+        .await
+        .map_err(|e| CommandError::Invalid(e.to_string()))?
+}
+
+/// `offer_hooks_again`'s work: `host` out of the dismissed offers (the file written only
+/// when it changes, atomically, every other setting kept).
+pub fn offer_again(paths: &Paths, host: Host) -> CommandResult<SettingsView> {
+    let path = settings::settings_path(paths);
+    let mut current = settings::load(&path);
+    if current.dismissed_hook_offers.contains(&host) {
+        current.dismissed_hook_offers.retain(|h| *h != host);
+        settings::save(&path, &current)?;
+    }
+    Ok(settings_view(paths))
 }
 
 /// What jumping to a session did (a session row's "Go to").
@@ -633,6 +662,51 @@ mod tests {
                 .unwrap()
                 .quiet_hours
                 .is_none()
+        );
+    }
+
+    /// "Don't offer again" is reversible: the dashboard lists the dismissed offers and takes
+    /// one back, keeping every other setting (the tray's pause among them).
+    #[test]
+    fn a_dismissed_hook_offer_is_offered_again_and_nothing_else_changes() {
+        let dir = tempfile::tempdir().unwrap();
+        let home = dir.path();
+        let paths = Paths {
+            home: home.to_path_buf(),
+            fabric_dir: home.join("fabric"),
+            services_dir: home.join("fabric/services"),
+            cache_dir: home.join("cache"),
+            data_dir: home.join("data"),
+            config_dir: home.join("config"),
+        };
+        let path = settings::settings_path(&paths);
+        let before = Settings {
+            dismissed_hook_offers: vec![Host::Codex, Host::Kimi],
+            notifications_paused_until: Some("2026-12-05T08:00:00Z".into()),
+            watch_interval_secs: 300,
+            ..Settings::default()
+        };
+        settings::save(&path, &before).unwrap();
+        assert_eq!(
+            settings_view(&paths).dismissed_hook_offers,
+            [Host::Codex, Host::Kimi]
+        );
+        let view = offer_again(&paths, Host::Codex).unwrap();
+        assert_eq!(view.dismissed_hook_offers, [Host::Kimi]);
+        let after = settings::load(&path);
+        assert_eq!(
+            after,
+            Settings {
+                dismissed_hook_offers: vec![Host::Kimi],
+                ..before
+            }
+        );
+        // A host not dismissed: nothing to change, nothing written.
+        let written = std::fs::metadata(&path).unwrap().modified().unwrap();
+        offer_again(&paths, Host::Claude).unwrap();
+        assert_eq!(
+            std::fs::metadata(&path).unwrap().modified().unwrap(),
+            written
         );
     }
 

@@ -77,6 +77,7 @@ pub fn run() {
             commands::list_services,
             commands::get_settings,
             commands::save_settings,
+            commands::offer_hooks_again,
             commands::send_test_notification,
             commands::take_open_request,
             commands::focus_session,

@@ -224,5 +224,6 @@ export function settingsFixture(): SettingsView {
       'Quiet hours: no notifications from From until Until, local time, across midnight too; the icon still counts.',
       'Muted projects (folder names): their sessions never notify; the icon still counts them.',
     ],
+    dismissedHookOffers: [],
   };
 }

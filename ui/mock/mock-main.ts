@@ -62,6 +62,14 @@ mockIPC(
         state.settings = { ...state.settings, form };
         return state.settings;
       }
+      case 'offer_hooks_again': {
+        const host = (args as { host: string }).host;
+        state.settings = {
+          ...state.settings,
+          dismissedHookOffers: state.settings.dismissedHookOffers.filter((h) => h !== host),
+        };
+        return state.settings;
+      }
       case 'send_test_notification':
         return { requested: true, trayRunning: true };
       case 'desktop_support':

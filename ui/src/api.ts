@@ -30,6 +30,7 @@ export const api = {
   listServices: (): Promise<ServicesView> => invoke('list_services'),
   getSettings: (): Promise<SettingsView> => invoke('get_settings'),
   saveSettings: (form: SettingsForm): Promise<SettingsView> => invoke('save_settings', { form }),
+  offerHooksAgain: (host: HostId): Promise<SettingsView> => invoke('offer_hooks_again', { host }),
   sendTestNotification: (): Promise<TestNotification> => invoke('send_test_notification'),
   focusSession: (session: string): Promise<FocusView> => invoke('focus_session', { session }),
   /** What this desktop lacks for the tray icon and the jump. */

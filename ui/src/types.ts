@@ -285,7 +285,12 @@ maxGraceSecs: number, autostartFile: string, autostartPresent: boolean,
 /**
  * How notifications behave, one line per rule.
  */
-rules: Array<string>, };
+rules: Array<string>, 
+/**
+ * Hosts whose "Set up hooks for …" offer the person turned off ("Don't offer again"):
+ * each can be offered again (`offer_hooks_again`).
+ */
+dismissedHookOffers: Array<HostId>, };
 
 export type TestNotification = { requested: boolean, trayRunning: boolean, };
 

@@ -1,11 +1,14 @@
 // Settings: the one settings file the tray watches (written atomically by the Rust side), the
-// login item, and a test notification the tray shows (the dashboard never notifies itself).
+// login item, a test notification the tray shows (the dashboard never notifies itself), and
+// the hook setup offers the person turned off in the tray ("Don't offer again"), each one a
+// click from being offered again.
 // The controls live as long as the view: an update writes a control only when what is on disk
 // differs, and never while the person is editing the form.
 
 import { errorText, type Api } from '../api';
 import { h, setText } from '../dom';
-import type { SettingsForm, SettingsView as Settings } from '../types';
+import { HOST_LABELS } from '../labels';
+import type { HostId, SettingsForm, SettingsView as Settings } from '../types';
 
 export class SettingsView {
   private readonly interval: HTMLInputElement;
@@ -20,12 +23,15 @@ export class SettingsView {
   private readonly message: HTMLElement;
   private readonly testMessage: HTMLElement;
   private readonly pathEl: HTMLElement;
+  private readonly offersEl: HTMLElement;
+  private readonly offersList: HTMLElement;
+  private readonly offersMessage: HTMLElement;
   private readonly form: HTMLFormElement;
   private dirty = false;
 
   constructor(
     root: HTMLElement,
-    private readonly api: Pick<Api, 'saveSettings' | 'sendTestNotification'>,
+    private readonly api: Pick<Api, 'saveSettings' | 'sendTestNotification' | 'offerHooksAgain'>,
   ) {
     this.interval = h('input', { id: 'set-interval', type: 'number', min: 10, step: 1, required: true });
     this.notifications = h('input', { id: 'set-notifications', type: 'checkbox' });
@@ -86,7 +92,21 @@ export class SettingsView {
       this.message,
       this.testMessage,
     );
-    root.replaceChildren(h('h1', {}, 'Settings'), this.pathEl, this.form);
+    this.offersList = h('ul', { id: 'dismissed-offers' });
+    this.offersMessage = h('p', { id: 'offers-message', role: 'status', 'aria-live': 'polite' });
+    this.offersEl = h(
+      'section',
+      { id: 'settings-offers', class: 'card wide', hidden: true },
+      h('h2', {}, 'Hook setup offers you turned off'),
+      h(
+        'p',
+        { class: 'muted small' },
+        'You chose “Don’t offer again” in the tray for these hosts. Offer again to get “Set up hooks for …” back in the tray’s menu.',
+      ),
+      this.offersList,
+      this.offersMessage,
+    );
+    root.replaceChildren(h('h1', {}, 'Settings'), this.pathEl, this.form, this.offersEl);
     this.form.addEventListener('input', () => {
       this.dirty = true;
     });
@@ -115,7 +135,34 @@ export class SettingsView {
     if (this.rulesEl.textContent !== view.rules.join('')) {
       this.rulesEl.replaceChildren(...view.rules.map((rule) => h('li', {}, rule)));
     }
+    this.showOffers(view.dismissedHookOffers);
     this.dirty = false;
+  }
+
+  /** The dismissed offers, each with its "Offer again" button; hidden when there are none. */
+  private showOffers(hosts: HostId[]): void {
+    const shown = Array.from(this.offersList.children, (li) => (li as HTMLElement).dataset.host);
+    if (shown.join(',') === hosts.join(',')) return;
+    this.offersEl.hidden = hosts.length === 0;
+    this.offersList.replaceChildren(
+      ...hosts.map((host) => {
+        const again = h('button', { type: 'button', 'data-offer-again': host }, 'Offer again');
+        again.addEventListener('click', () => void this.offerAgain(host));
+        return h('li', { 'data-host': host }, h('span', {}, HOST_LABELS[host]), ' ', again);
+      }),
+    );
+  }
+
+  private async offerAgain(host: HostId): Promise<void> {
+    try {
+      const view = await this.api.offerHooksAgain(host);
+      this.showOffers(view.dismissedHookOffers);
+      this.offersMessage.textContent = `The tray offers to set up ${HOST_LABELS[host]}’s hooks again.`;
+      this.offersMessage.className = 'ok';
+    } catch (error) {
+      this.offersMessage.textContent = `Not changed: ${errorText(error)}`;
+      this.offersMessage.className = 'refusal';
+    }
   }
 
   read(): SettingsForm {

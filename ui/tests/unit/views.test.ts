@@ -240,6 +240,7 @@ describe('services and settings', () => {
     const api = {
       saveSettings: vi.fn(async () => Promise.reject('quiet hours need both a start and an end, or neither')),
       sendTestNotification: vi.fn(),
+      offerHooksAgain: vi.fn(),
     };
     const view = new SettingsView(root, api);
     view.update(settingsFixture());
@@ -251,7 +252,11 @@ describe('services and settings', () => {
   });
 
   it('says each notification rule in one line and reads muted projects as a list', () => {
-    const view = new SettingsView(root, { saveSettings: vi.fn(), sendTestNotification: vi.fn() });
+    const view = new SettingsView(root, {
+      saveSettings: vi.fn(),
+      sendTestNotification: vi.fn(),
+      offerHooksAgain: vi.fn(),
+    });
     view.update(settingsFixture());
     const rules = [...root.querySelectorAll('[data-fact="rules"] li')].map((li) => li.textContent);
     expect(rules).toEqual(settingsFixture().rules);
@@ -261,7 +266,11 @@ describe('services and settings', () => {
   });
 
   it('reads the needs-you grace and the long-turn minutes (empty: never)', () => {
-    const view = new SettingsView(root, { saveSettings: vi.fn(), sendTestNotification: vi.fn() });
+    const view = new SettingsView(root, {
+      saveSettings: vi.fn(),
+      sendTestNotification: vi.fn(),
+      offerHooksAgain: vi.fn(),
+    });
     view.update({ ...settingsFixture(), form: { ...settingsFixture().form, longTurnMinutes: 15 } });
     expect((root.querySelector('#set-grace') as HTMLInputElement).value).toBe('5');
     expect((root.querySelector('#set-long-turn') as HTMLInputElement).value).toBe('15');
@@ -269,6 +278,21 @@ describe('services and settings', () => {
     (root.querySelector('#set-long-turn') as HTMLInputElement).value = ' ';
     expect(view.read().needsYouGraceSecs).toBe(12);
     expect(view.read().longTurnMinutes).toBeNull();
+  });
+
+  it('lists the hook setup offers turned off, each offered again by one click', async () => {
+    const offerHooksAgain = vi.fn(async () => ({ ...settingsFixture(), dismissedHookOffers: ['kimi' as const] }));
+    const view = new SettingsView(root, { saveSettings: vi.fn(), sendTestNotification: vi.fn(), offerHooksAgain });
+    view.update(settingsFixture());
+    expect((root.querySelector('#settings-offers') as HTMLElement).hidden).toBe(true);
+    view.update({ ...settingsFixture(), dismissedHookOffers: ['codex', 'kimi'] }, true);
+    const section = root.querySelector('#settings-offers') as HTMLElement;
+    expect(section.hidden).toBe(false);
+    expect([...section.querySelectorAll('li span')].map((s) => s.textContent)).toEqual(['Codex', 'Kimi Code']);
+    (section.querySelector('[data-offer-again="codex"]') as HTMLButtonElement).click();
+    await vi.waitFor(() => expect(root.querySelector('#offers-message')!.textContent).toContain('again'));
+    expect(offerHooksAgain).toHaveBeenCalledWith('codex');
+    expect([...section.querySelectorAll('li')].map((li) => (li as HTMLElement).dataset.host)).toEqual(['kimi']);
   });
 });
 

@@ -16,7 +16,7 @@ use crate::paths::Paths;
 /// README (a test keeps the README's copy the same); the tray's model implements them.
 pub const NOTIFICATION_RULES: [&str; 9] = [
     "A session in a turn (a prompt is running) is not notified of mail: you are at it.",
-    "A session you are looking at is not notified: its window is the active one (X11; in tmux, its pane is the one shown there).",
+    "A session you are looking at is not notified: its window is the active one (X11; GNOME Shell on Wayland with our extension on; KWin; in tmux, its pane is the one shown there).",
     "Rises in several sessions within 5 seconds become one notification (\"3 sessions · 7 unread\"), replaced in place, never stacked; so do sessions that come to need you within 5 seconds (\"2 sessions need you\").",
     "At most one notification a minute per session; a session back to zero unread takes its notification away.",
     "Quiet hours: no notifications from From until Until, local time, across midnight too; the icon still counts.",
