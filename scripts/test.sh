@@ -14,6 +14,15 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+# Every step's line starts with the minutes since the start and the disk left, so a slow or
+# full machine shows where. One build per target folder: incremental compilation only costs
+# time and disk here (CI builds once).
+export CARGO_INCREMENTAL=0
+say() {
+  printf '== [%d:%02d, %s free] %s\n' $((SECONDS / 60)) $((SECONDS % 60)) \
+    "$(df -h --output=avail . | tail -1 | tr -d ' ')" "$*"
+}
+
 # ---- system packages (installed only when missing) ---------------------------------------
 . scripts/packages.sh
 packages=(
@@ -35,12 +44,12 @@ ensure_packages "${packages[@]}"
 rustup component add rustfmt clippy >/dev/null 2>&1 || true
 export PATH="$HOME/.cargo/bin:$PATH"
 if ! command -v tauri-driver >/dev/null 2>&1; then
-  echo "== installing tauri-driver"
+  say "installing tauri-driver"
   cargo install tauri-driver --locked --quiet
 fi
 
 # ---- the dashboard's front end (the Tauri crate embeds ui/dist) ---------------------------
-echo "== ui: npm ci, build, unit tests, lint, format check"
+say "ui: npm ci, build, unit tests, lint, format check"
 (cd ui && npm ci --no-audit --no-fund --loglevel=error && npm run build && npm test)
 (cd ui && npm run lint && npm run format:check)
 
@@ -56,7 +65,7 @@ target_dir=$(cargo metadata --format-version 1 --no-deps \
 wine_dir=$(mktemp -d)
 wine_log="$wine_dir/windows.log"
 wine_suite="$wine_dir/suite"    # the foreground writes the test program's path here
-echo "== Windows under Wine: started in the background (its output at the end)"
+say "Windows under Wine: started in the background (its output at the end)"
 setsid bash -c '
   set -euo pipefail
   started=$(date +%s)
@@ -74,13 +83,13 @@ wine_pid=$!
 trap 'kill -- -"$wine_pid" 2>/dev/null || true' EXIT
 
 # ---- Rust ---------------------------------------------------------------------------------
-echo "== cargo fmt --check"
+say "cargo fmt --check"
 cargo fmt --all -- --check
-echo "== cargo clippy (warnings denied)"
+say "cargo clippy (warnings denied)"
 cargo clippy --workspace --all-targets --locked -- -D warnings
-echo "== clippy for macOS, from here (warnings denied; scripts/check-foreign.sh; Windows is linted in the background build)"
+say "clippy for macOS, from here (warnings denied; scripts/check-foreign.sh; Windows is linted in the background build)"
 bash scripts/check-foreign.sh macos
-echo "== cargo build (the binaries the end-to-end tests start)"
+say "cargo build (the binaries the end-to-end tests start)"
 cargo build --workspace --locked
 # The Wine suite's test program, for the background job above.
 cargo test -p wine-bench --test windows --no-run --locked --message-format=json \
@@ -90,7 +99,7 @@ for line in sys.stdin:
     if m.get("reason") == "compiler-artifact" and m.get("executable") and m["target"]["name"] == "windows":
         print(m["executable"])' >"$wine_suite.tmp"
 mv "$wine_suite.tmp" "$wine_suite"
-echo "== cargo test"
+say "cargo test"
 # The tray's end-to-end test opens the real dashboard, and its load test (tray/tests/load.rs,
 # a minute: FABRIC_LOAD_SECS) runs it beside the tray under load (built by the cargo build
 # above). Here a desktop test may never skip itself: FABRIC_REQUIRE_DESKTOP_TESTS=1 turns "no
@@ -102,9 +111,10 @@ cargo test --workspace --locked --no-run
 shells_log="$target_dir/desktop-shells-tests.log"
 FABRIC_REQUIRE_DESKTOP_TESTS=1 cargo test --locked -p desktop-shells -- --nocapture >"$shells_log" 2>&1 &
 shells_pid=$!
+trap 'kill -- -"$wine_pid" 2>/dev/null || true; kill "$shells_pid" 2>/dev/null || true' EXIT
 FABRIC_REQUIRE_DESKTOP_TESTS=1 FABRIC_E2E_COMPANION="$target_dir/debug/fabric-companion" \
   cargo test --workspace --locked --exclude desktop-shells --exclude wine-bench
-echo "== the desktop shells (tests/desktop-shells; log: $shells_log)"
+say "the desktop shells (tests/desktop-shells; log: $shells_log)"
 if ! wait "$shells_pid"; then
   cat "$shells_log"
   echo "the desktop shells' tests failed" >&2
@@ -113,9 +123,9 @@ fi
 grep -E "^(GNOME Shell|NOT RUN|test result)" "$shells_log" || true
 
 # ---- browser and end-to-end ---------------------------------------------------------------
-echo "== ui: browser tests (Chromium, IPC mocked)"
+say "ui: browser tests (Chromium, IPC mocked)"
 (cd ui && npm run test:browser)
-echo "== dashboard end to end (WebKit webview through tauri-driver)"
+say "dashboard end to end (WebKit webview through tauri-driver)"
 FABRIC_E2E_BIN_DIR="$target_dir/debug" bash tests/e2e-dashboard/run.sh
 
 # ---- real agent hosts (tests/real-hosts) --------------------------------------------------
@@ -124,9 +134,9 @@ FABRIC_E2E_BIN_DIR="$target_dir/debug" bash tests/e2e-dashboard/run.sh
 # 1.1 GB cold) and runs whole sessions of each with our hooks against a local model stand-in.
 # FABRIC_SKIP_REAL_HOSTS=1 leaves this block out (the suite's tests then say "not run").
 if [ "${FABRIC_SKIP_REAL_HOSTS:-0}" = 1 ]; then
-  echo "== real hosts: skipped (FABRIC_SKIP_REAL_HOSTS=1)"
+  say "real hosts: skipped (FABRIC_SKIP_REAL_HOSTS=1)"
 else
-  echo "== real hosts: Claude Code, Codex, Kimi Code (tests/real-hosts/run.sh)"
+  say "real hosts: Claude Code, Codex, Kimi Code (tests/real-hosts/run.sh)"
   bash tests/real-hosts/run.sh
 fi
 
@@ -135,11 +145,11 @@ fi
 # it as a person would under Xvfb (tray from the autostart entry, dashboard from the desktop
 # entry, hooks through the dashboard, a real hook run, the shipped Claude Code plugin with the
 # cached real Claude Code), then removes and purges it. Needs root, as CI runs.
-echo "== the package, installed (tests/installed-package/run.sh)"
+say "the package, installed (tests/installed-package/run.sh)"
 FABRIC_REQUIRE_DESKTOP_TESTS=1 bash tests/installed-package/run.sh
 
 # ---- Windows under Wine: its result ---------------------------------------------------------
-echo "== Windows under Wine (waiting for the background job)"
+say "Windows under Wine (waiting for the background job)"
 wine_status=0
 wait "$wine_pid" || wine_status=$?
 trap - EXIT
@@ -149,3 +159,4 @@ if [ "$wine_status" != 0 ]; then
   echo "== Windows under Wine FAILED (exit $wine_status)" >&2
   exit "$wine_status"
 fi
+say "all passed"
