@@ -52,6 +52,9 @@ pub struct Desktop {
     pub notify_log: PathBuf,
     /// The tray's pid.
     pub tray_pid: u32,
+    /// The tray's connection on the bus (its unique name, `:1.N`): the item registers by its
+    /// object path on it and owns no well-known name.
+    pub item_bus: String,
     children: Vec<(String, Child)>,
     env: Vec<(String, String)>,
 }
@@ -99,6 +102,7 @@ impl Desktop {
             bus: String::new(),
             notify_log: logs.join("dbus-monitor.log"),
             tray_pid: 0,
+            item_bus: String::new(),
             children: Vec::new(),
             env: Vec::new(),
         };
@@ -194,9 +198,8 @@ impl Desktop {
             .map_err(|e| format!("cannot start {}: {e}", tray.display()))?;
         desktop.tray_pid = child.id();
         desktop.children.push(("fabric-tray".into(), child));
-        let item = desktop.item_name();
-        wait("the tray's item registered", START_LIMIT, || {
-            desktop.registered_items().contains(&item).then_some(())
+        desktop.item_bus = wait("the tray's item registered", START_LIMIT, || {
+            desktop.registered_item_of(desktop.tray_pid)
         })?;
         Ok(desktop)
     }
@@ -246,25 +249,43 @@ impl Desktop {
         Some(owner.trim_end_matches('"').to_owned())
     }
 
-    /// The tray's item's bus name.
-    pub fn item_name(&self) -> String {
-        format!("org.kde.StatusNotifierItem-{}-1", self.tray_pid)
-    }
-
-    fn registered_items(&self) -> String {
-        self.send(&[
+    /// The bus name of the item the watcher lists for the process `pid`: each entry of
+    /// `RegisteredStatusNotifierItems` (`:1.7/StatusNotifierItem`, or a name alone) names a
+    /// connection; the bus says whose process it is.
+    fn registered_item_of(&self, pid: u32) -> Option<String> {
+        let text = self.send(&[
             "--dest=org.kde.StatusNotifierWatcher",
             "/StatusNotifierWatcher",
             "org.freedesktop.DBus.Properties.Get",
             "string:org.kde.StatusNotifierWatcher",
             "string:RegisteredStatusNotifierItems",
-        ])
+        ]);
+        text.lines()
+            .filter_map(|l| l.trim().strip_prefix("string \""))
+            .map(|entry| {
+                let entry = entry.trim_end_matches('"');
+                entry[..entry.find(['/', '@']).unwrap_or(entry.len())].to_owned()
+            })
+            .find(|name| self.pid_of(name) == Some(pid))
+    }
+
+    /// The process behind the bus name `name`.
+    fn pid_of(&self, name: &str) -> Option<u32> {
+        let text = self.send(&[
+            "--dest=org.freedesktop.DBus",
+            "/org/freedesktop/DBus",
+            "org.freedesktop.DBus.GetConnectionUnixProcessID",
+            &format!("string:{name}"),
+        ]);
+        text.lines()
+            .find_map(|l| l.trim().strip_prefix("uint32 "))
+            .and_then(|v| v.trim().parse().ok())
     }
 
     /// The item's largest icon as the host reads it (`IconPixmap`): width, height, ARGB.
     pub fn icon_pixmap(&self) -> Option<(u32, u32, Vec<u8>)> {
         let text = self.send(&[
-            &format!("--dest={}", self.item_name()),
+            &format!("--dest={}", self.item_bus),
             "/StatusNotifierItem",
             "org.freedesktop.DBus.Properties.Get",
             "string:org.kde.StatusNotifierItem",
