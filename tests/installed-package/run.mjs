@@ -29,6 +29,16 @@ const HOSTS_ENV = path.join(process.env.FABRIC_TEST_HOSTS_CACHE ?? path.join(os.
 const SLOW = 90000;
 // The command our installer and the shipped plugin write for the package's program.
 const GUARDED = '[ ! -x /usr/bin/fabric-session ] || /usr/bin/fabric-session hook ';
+// The events our hooks are written for (sorted): the session's four and each host's state
+// events (README, "Which session needs you").
+const CODEX_EVENTS = ['Interrupt', 'PermissionRequest', 'PostToolUse', 'SessionEnd', 'SessionStart', 'Stop', 'SubagentStop', 'UserPromptSubmit'];
+const CLAUDE_EVENTS = ['Notification', 'PermissionRequest', 'PostToolUse', 'PostToolUseFailure', 'SessionEnd', 'SessionStart', 'Stop', 'StopFailure', 'SubagentStop', 'UserPromptSubmit'];
+// The events of a `hooks` object whose commands name fabric-session, sorted.
+const oursByEvent = (hooks) => Object.entries(hooks)
+  .filter(([, groups]) => groups.some((g) => g.hooks.some((h) => h.command.includes('fabric-session'))))
+  .map(([event]) => event)
+  .sort();
+const sameList = (a, b) => a.length === b.length && a.every((x, i) => x === b[i]);
 const PROGRAMS = ['/usr/bin/fabric-companion', '/usr/bin/fabric-tray', '/usr/bin/fabric-session', '/usr/lib/fabric-companion/fabric-tray-xembed'];
 
 const children = [];
@@ -402,7 +412,9 @@ async function main() {
   const written = JSON.parse(fs.readFileSync(hooksFile, 'utf8'));
   const commands = Object.values(written.hooks).flatMap((groups) => groups.flatMap((g) => g.hooks.map((h) => h.command)));
   const ours = commands.filter((c) => c.includes('fabric-session'));
-  check("Codex's hooks run /usr/bin/fabric-session", ours.length === 4 && ours.every((c) => c.startsWith(GUARDED)), ours.join(' | '));
+  // The session's four events and Codex's state events (which session needs you), one each.
+  const codexEvents = oursByEvent(written.hooks);
+  check("Codex's hooks run /usr/bin/fabric-session, one per event", sameList(codexEvents, CODEX_EVENTS) && ours.length === CODEX_EVENTS.length && ours.every((c) => c.startsWith(GUARDED)), `${codexEvents.join(' ')}: ${ours.join(' | ')}`);
   check("the person's own hook is kept", commands.includes('true a-person-s-hook'));
   await shot('3-hooks-installed');
   await wd('DELETE', `/session/${sid}/window`).catch(() => {});
@@ -438,7 +450,8 @@ async function main() {
   // The Claude Code plugin shipped inside, with the real Claude Code when it is cached.
   const plugin = JSON.parse(fs.readFileSync('/usr/share/fabric-companion/claude-plugin/hooks/hooks.json', 'utf8'));
   const pluginCommands = Object.values(plugin.hooks).flatMap((groups) => groups.flatMap((g) => g.hooks.map((h) => h.command)));
-  check("the plugin's hooks run /usr/bin/fabric-session", pluginCommands.length === 4 && pluginCommands.every((c) => c.startsWith(GUARDED)), pluginCommands.join(' | '));
+  const pluginEvents = oursByEvent(plugin.hooks);
+  check("the plugin's hooks run /usr/bin/fabric-session, one per event", sameList(pluginEvents, CLAUDE_EVENTS) && pluginCommands.length === CLAUDE_EVENTS.length && pluginCommands.every((c) => c.startsWith(GUARDED)), `${pluginEvents.join(' ')}: ${pluginCommands.join(' | ')}`);
   const claude = cachedHost('CLAUDE');
   if (claude) {
     const cenv = env({ CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1', DISABLE_AUTOUPDATER: '1' });
