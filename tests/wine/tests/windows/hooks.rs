@@ -1,5 +1,6 @@
 //! Every hook event of every host, through the host's own shell, with the host's real input:
-//! the answers, the session recorded with the host's pid (not `cmd`'s), the detached worker
+//! the answers, the session's state as each event moves it (needs you on a permission prompt,
+//! working again once answered, failed, interrupted), the session recorded with the host's pid (not `cmd`'s), the detached worker
 //! outliving the hook and the host's job and observing through the stand-in, the board and the
 //! unread line, the deadline against a hanging Fabric, no console window on screen, a log that
 //! names no content, and the session pruned once its host is gone.
@@ -19,6 +20,18 @@ const WORKER_WAIT: Duration = Duration::from_secs(40);
 /// The stand-in answers each tool call this much later: the worker is still talking to Fabric
 /// well after the hook has returned and the host's job has been ended.
 const FABRIC_DELAY_MS: u64 = 1500;
+
+/// The session as `status --json` lists it.
+fn listed(person: &Person, session: &str) -> Value {
+    let status = person.status_json();
+    status["sessions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["id"] == session)
+        .unwrap_or_else(|| panic!("{session} not listed: {status}"))
+        .clone()
+}
 
 fn board_unread(person: &Person, session: &str) -> Option<u64> {
     let text = wine_bench::read_text(&person.prefix.spool(session).join("board.json"));
@@ -51,7 +64,11 @@ fn every_hook_of_every_host_runs_through_its_shell_and_its_worker_outlives_the_h
     for host in HOSTS {
         let session = format!("wine-{host}-1");
         let commands = person.commands(host);
-        assert_eq!(commands.len(), 4, "{host}: {commands:?}");
+        assert_eq!(
+            commands.keys().map(String::as_str).collect::<Vec<_>>(),
+            payload::host_events(host),
+            "{host}: {commands:?}"
+        );
         // The host, as a person runs it: its hooks' shell in a job that ends with each hook.
         let mut agent = Host::start(
             &person.prefix,
@@ -107,6 +124,35 @@ fn every_hook_of_every_host_runs_through_its_shell_and_its_worker_outlives_the_h
             assert_eq!(prompt.stdout, "", "{host}");
         }
 
+        // A permission prompt: the session needs you (the tool named, nothing of its input),
+        // and the answer gives the turn back. A state event answers nothing: the host shows
+        // its own prompt.
+        let state = |event: &str| -> Value {
+            let listed = listed(&person, &session);
+            assert!(listed["stateSince"].is_string(), "{host} {event}: {listed}");
+            listed
+        };
+        let quiet = |agent: &mut Host, event: &str| {
+            let ran = run(agent, event);
+            assert_eq!(ran.stdout, "", "{host} {event}: a state event says nothing");
+        };
+        quiet(&mut agent, "PermissionRequest");
+        let waiting = state("PermissionRequest");
+        assert_eq!(waiting["state"], "needs-you", "{host}: {waiting}");
+        assert_eq!(waiting["reason"], "permission", "{host}: {waiting}");
+        assert_eq!(waiting["tool"], "Bash", "{host}: {waiting}");
+        if host == "claude" {
+            // Its Notification comes 6 s after the prompt: the same wait.
+            quiet(&mut agent, "Notification");
+            assert_eq!(state("Notification")["state"], "needs-you", "{host}");
+        }
+        if host == "kimi" {
+            quiet(&mut agent, "PermissionResult");
+            assert_eq!(state("PermissionResult")["state"], "working", "{host}");
+        }
+        quiet(&mut agent, "PostToolUse");
+        assert_eq!(state("PostToolUse")["state"], "working", "{host}");
+
         // Stop: the hook returns and its job is ended at once; the worker, out of the job,
         // still observes the turn through the slow stand-in and records the board.
         let stop = run(&mut agent, "Stop");
@@ -156,6 +202,35 @@ fn every_hook_of_every_host_runs_through_its_shell_and_its_worker_outlives_the_h
             .clone();
         assert_eq!(listed["board"]["unread"], 3, "{listed}");
         assert_eq!(listed["project"], "my-project", "{listed}");
+
+        // The rest of the host's state events, in a turn of their own: Kimi Code's question
+        // (its PreToolUse for AskUserQuestion), a tool that failed, a subagent's end (nothing
+        // changes), an error ending the turn, an interrupt. None starts a worker.
+        let _ = run(&mut agent, "UserPromptSubmit");
+        assert_eq!(state("UserPromptSubmit")["state"], "working", "{host}");
+        if host == "kimi" {
+            quiet(&mut agent, "PreToolUse");
+            let asked = state("PreToolUse");
+            assert_eq!(asked["state"], "needs-you", "{host}: {asked}");
+            assert_eq!(asked["reason"], "question", "{host}: {asked}");
+        }
+        if commands.contains_key("PostToolUseFailure") {
+            quiet(&mut agent, "PostToolUseFailure");
+            assert_eq!(state("PostToolUseFailure")["state"], "working", "{host}");
+        }
+        quiet(&mut agent, "SubagentStop");
+        assert_eq!(state("SubagentStop")["state"], "working", "{host}");
+        if commands.contains_key("StopFailure") {
+            quiet(&mut agent, "StopFailure");
+            assert_eq!(state("StopFailure")["state"], "failed", "{host}");
+            let _ = run(&mut agent, "UserPromptSubmit");
+        }
+        if commands.contains_key("Interrupt") {
+            quiet(&mut agent, "Interrupt");
+            let interrupted = state("Interrupt");
+            assert_eq!(interrupted["state"], "finished", "{host}: {interrupted}");
+            assert_eq!(interrupted["interrupted"], true, "{host}: {interrupted}");
+        }
 
         // SessionEnd: released and observed by the worker after the hook, spool removed.
         let end = run(&mut agent, "SessionEnd");

@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Stdio};
 use std::time::Duration;
 
-use wine_bench::payload::{self, EVENTS, PROMPT};
+use wine_bench::payload::{self, EVENTS, PROMPT, STATE_EVENTS};
 use wine_bench::{Prefix, wait_until, write};
 
 use crate::common::{HOSTS, Person};
@@ -33,7 +33,7 @@ fn bad_stdin_exits_zero_silently_on_every_hook_of_every_host() {
         &huge,
     ];
     for input in inputs {
-        for (event, _) in EVENTS {
+        for (event, _) in EVENTS.iter().chain(&STATE_EVENTS) {
             for host in HOSTS {
                 let out = person.session(&["hook", event, "--host", host], input);
                 assert_eq!(out.status.code(), Some(0), "{event} {host}");

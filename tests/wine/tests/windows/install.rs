@@ -38,11 +38,7 @@ fn dry_run_apply_and_remove_for_every_host_with_each_command_run_as_its_host_run
         assert!(dry.contains("does not exist yet"), "{host}:\n{dry}");
         let commands = person.commands(host);
         let events: Vec<&str> = commands.keys().map(String::as_str).collect();
-        assert_eq!(
-            events,
-            ["SessionEnd", "SessionStart", "Stop", "UserPromptSubmit"],
-            "{host}"
-        );
+        assert_eq!(events, payload::host_events(host), "{host}");
         // The stable copy, written the way the host's shell reads it.
         let (program, suffix) = match host {
             "claude" => (stable_win.replace('\\', "/"), String::new()),
