@@ -11,6 +11,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Stdio};
 use std::time::Duration;
 
+use wine_bench::host::{Host, Job, Shell};
 use wine_bench::payload::{self, EVENTS, PROMPT, STATE_EVENTS};
 use wine_bench::{Prefix, wait_until, write};
 
@@ -214,27 +215,37 @@ fn run_everything(person: &Person, target: &Target, label: &str) -> Vec<(String,
         said.push((args.join(" "), out.status.code().unwrap_or(-1), stable));
     }
     let cwd = person.project_win();
+    let exe = person
+        .prefix
+        .win(&person.prefix.bench().exe("fabric-session"));
     // The hosts' sessions side by side (each its own session, its events in order), as
-    // sessions of several hosts run on one machine.
+    // sessions of several hosts run on one machine: each run by its host, a live process
+    // (the stand-in). A hook the test ran itself would have no Windows parent: its session
+    // would be recorded with a host already gone, and another host's SessionStart, pruning,
+    // would take its spool (and the file planted there) away before its prompt.
     let per_host: Vec<Vec<(String, i32, String)>> = std::thread::scope(|scope| {
         let runs: Vec<_> = HOSTS
             .iter()
             .map(|host| {
-                let (cwd, scrub) = (&cwd, &scrub);
+                let (cwd, scrub, exe) = (&cwd, &scrub, &exe);
                 scope.spawn(move || {
+                    let mut agent =
+                        Host::start(&person.prefix, Shell::Direct, Job::None, &person.env());
                     let mut said = Vec::new();
                     for (event, name) in EVENTS {
                         let input = payload::input(host, name, &session_of(host), cwd);
-                        let out =
-                            person.session(&["hook", event, "--host", host], input.as_bytes());
-                        let stderr = scrub(&out.stderr);
+                        let command = format!("'{exe}' hook {event} --host {host}");
+                        let ran = agent.run(&command, &input);
+                        assert!(!ran.timed_out, "{label}: {event} {host}: {ran:?}");
+                        let stderr = scrub(ran.stderr.as_bytes());
                         assert_eq!(stderr, "", "{label}: {event} {host} said on stderr");
                         said.push((
                             format!("{event} {host}"),
-                            out.status.code().unwrap_or(-1),
-                            scrub(&out.stdout),
+                            ran.code.and_then(|c| i32::try_from(c).ok()).unwrap_or(-1),
+                            scrub(ran.stdout.as_bytes()),
                         ));
                     }
+                    agent.end();
                     said
                 })
             })
@@ -376,6 +387,14 @@ fn check_target(target: &Target) {
                 log.contains(&line),
                 "{what}: no `{line}` in the hook log:\n{log}"
             );
+            // A session's own file: every host's prompt met it in that host's session.
+            for host in HOSTS.iter().filter(|_| target.per_session) {
+                let line = format!(" user-prompt-submit {host} - ok {line}");
+                assert!(
+                    log.contains(&line),
+                    "{what}: no `{line}` in the hook log:\n{log}"
+                );
+            }
             assert!(!log.contains(PROMPT), "{what}");
         }
         // Clean up for the next kind.
