@@ -45,7 +45,8 @@ impl Display {
             return None;
         }
         // A free display number: no lock file, and Xvfb takes it (a race with another test
-        // makes Xvfb exit at once; the next number is tried).
+        // makes Xvfb exit at once; the next number is tried). The lock file must name our
+        // Xvfb: until the loser of a race exits, the winner's socket answers for it.
         let first = 100 + std::process::id() % 300;
         for n in (first..first + 200).map(|n| n % 900 + 100) {
             if Path::new(&format!("/tmp/.X{n}-lock")).exists() {
@@ -62,7 +63,12 @@ impl Display {
             let socket = format!("/tmp/.X11-unix/X{n}");
             let start = Instant::now();
             loop {
-                if Path::new(&socket).exists() && x11rb::connect(Some(&format!(":{n}"))).is_ok() {
+                let ours = std::fs::read_to_string(format!("/tmp/.X{n}-lock"))
+                    .is_ok_and(|pid| pid.trim() == xvfb.id().to_string());
+                if ours
+                    && Path::new(&socket).exists()
+                    && x11rb::connect(Some(&format!(":{n}"))).is_ok()
+                {
                     return Some(Display {
                         name: format!(":{n}"),
                         procs: vec![xvfb],
@@ -146,18 +152,45 @@ impl Display {
             .collect()
     }
 
-    /// The icon docked in trayer: the first window of `class` inside trayer's panel.
+    /// The icon docked in trayer, where trayer has laid it out: the first window of `class`
+    /// in trayer's panel, wholly inside the panel, at the same place in two reads of the
+    /// tree. An icon docking is embedded first and placed after: trayer (`--widthtype
+    /// request`, aligned right) widens its panel and moves it left only once the icon is in
+    /// it, so one read can catch the icon where it does not stay (beyond the screen's right
+    /// edge), and pixels read there would never show it.
     pub fn docked_icon(&self, class: &str) -> Option<XWindow> {
+        let first = self.icon_in_panel(class)?;
+        (self.icon_in_panel(class)? == first).then_some(first)
+    }
+
+    /// [`Display::docked_icon`]'s one read of the tree.
+    fn icon_in_panel(&self, class: &str) -> Option<XWindow> {
         let tree = self.tree();
         let panel = tree
             .iter()
             .position(|w| w.class == "trayer" && w.name == "panel")?;
-        let depth = tree[panel].depth;
+        let (depth, area) = (tree[panel].depth, &tree[panel]);
         tree[panel + 1..]
             .iter()
             .take_while(|w| w.depth > depth)
             .find(|w| w.class == class && w.w >= 16 && w.h >= 16)
+            .filter(|w| {
+                w.x >= area.x
+                    && w.y >= area.y
+                    && w.x + w.w as i32 <= area.x + area.w as i32
+                    && w.y + w.h as i32 <= area.y + area.h as i32
+            })
             .cloned()
+    }
+
+    /// The docked icon of `class` ([`Display::docked_icon`]) and a screenshot's pixels in it,
+    /// saving the whole screen as `path`; `None` unless the icon was at the same place before
+    /// and after the screenshot. Each look finds the icon again: where it was at an earlier
+    /// look is no proof of where it is now.
+    pub fn icon_pixels(&self, path: &Path, class: &str) -> Option<(XWindow, Vec<[u8; 3]>)> {
+        let before = self.docked_icon(class)?;
+        let pixels = self.pixels(path, &before);
+        (self.icon_in_panel(class)? == before).then_some((before, pixels))
     }
 
     /// Top-level windows of `class` at least `min` pixels wide and high (a menu, a balloon).

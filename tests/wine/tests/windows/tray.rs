@@ -7,7 +7,7 @@
 //! (toasts fail under Wine with `0x80040154`), and Quit ending the tray and the `fabric-mcp` it
 //! had running. Screenshots are kept in `$FABRIC_WINE_SHOTS` when it is set.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::{Child, Stdio};
 use std::time::Duration;
 
@@ -53,6 +53,25 @@ fn differing(a: &[[u8; 3]], b: &[[u8; 3]]) -> usize {
 
 fn tray_running(person: &Person) -> bool {
     !person.prefix.processes_of("fabric-tray.exe").is_empty()
+}
+
+/// Waits until the docked icon looks as `looks` wants, read where the icon is at each look
+/// (it is placed by trayer after it docks); the screen is saved as `shot`. Its place and
+/// pixels at that look.
+fn wait_for_icon(
+    display: &Display,
+    what: &str,
+    shot: &Path,
+    looks: impl Fn(&[[u8; 3]]) -> bool,
+) -> (XWindow, Vec<[u8; 3]>) {
+    let mut seen = None;
+    wait_until(what, WAIT, || {
+        seen = display
+            .icon_pixels(shot, "explorer.exe")
+            .filter(|(_, pixels)| looks(pixels));
+        seen.is_some()
+    });
+    seen.unwrap()
 }
 
 fn board_unread(person: &Person, session: &str) -> Option<u64> {
@@ -107,22 +126,10 @@ fn the_tray_docks_counts_opens_its_menu_notifies_by_balloon_and_quits_with_its_c
         || wine_bench::read_text(&log) + &wine_bench::read_text(&log.with_extension("err"));
 
     // 1. Docked in trayer by Wine's notification area, grey: Fabric is down.
-    let icon: XWindow = {
-        let mut found = None;
-        wait_until("the tray icon docked in trayer", WAIT, || {
-            found = display.docked_icon("explorer.exe");
-            found.is_some()
-        });
-        found.unwrap()
-    };
-    let grey = {
-        let mut pixels = Vec::new();
-        wait_until("a grey icon", WAIT, || {
-            pixels = display.pixels(&shots.join("1-grey.png"), &icon);
-            is_grey(&pixels)
-        });
-        pixels
-    };
+    wait_until("the tray icon docked in trayer", WAIT, || {
+        display.docked_icon("explorer.exe").is_some()
+    });
+    let (_, grey) = wait_for_icon(&display, "a grey icon", &shots.join("1-grey.png"), is_grey);
 
     // A second tray exits at once, saying so.
     let second = person.prefix.run("fabric-tray", &[], &env, b"");
@@ -146,14 +153,12 @@ fn the_tray_docks_counts_opens_its_menu_notifies_by_balloon_and_quits_with_its_c
     person.install_hooks("claude", &[]);
     person.fabric_running(&["session-hooks/1"]);
     person.fake.set_unread(0);
-    let running = {
-        let mut pixels = Vec::new();
-        wait_until("the icon in colour", WAIT, || {
-            pixels = display.pixels(&shots.join("2-running.png"), &icon);
-            has_blue(&pixels)
-        });
-        pixels
-    };
+    let (_, running) = wait_for_icon(
+        &display,
+        "the icon in colour",
+        &shots.join("2-running.png"),
+        has_blue,
+    );
     assert!(differing(&grey, &running) > 20);
 
     // 3. A session of a live host: its first Stop reads the board at 0 (the baseline); mail
@@ -183,15 +188,12 @@ fn the_tray_docks_counts_opens_its_menu_notifies_by_balloon_and_quits_with_its_c
     wait_until("the board at 3", WAIT, || {
         board_unread(&person, session) == Some(3)
     });
-    let counted = {
-        let mut pixels = Vec::new();
-        wait_until("the count drawn on the icon", WAIT, || {
-            pixels = display.pixels(&shots.join("3-count.png"), &icon);
-            differing(&running, &pixels) > 20 && has_blue(&pixels)
-        });
-        pixels
-    };
-    let _ = counted;
+    let (icon, _) = wait_for_icon(
+        &display,
+        "the count drawn on the icon",
+        &shots.join("3-count.png"),
+        |pixels| differing(&running, pixels) > 20 && has_blue(pixels),
+    );
     let balloon = {
         let mut found = None;
         wait_until("the notification's balloon on the desktop", WAIT, || {
