@@ -10,6 +10,11 @@
 //! open/close-without-write events are ignored (otherwise every refresh would trigger the
 //! next), and so are changes to files no watched folder cares about.
 //!
+//! When the system may have lost events (Linux's inotify queue overflowed: a rescan notice;
+//! Windows' `ReadDirectoryChangesW` failed, as on a full buffer, after which `notify` stops
+//! watching that folder for good) the burst says "anything may have changed" and every folder
+//! is watched anew.
+//!
 //! It never reads or writes the files it watches.
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -67,11 +72,18 @@ struct Watches {
     folders: Vec<WatchedFolder>,
     /// What is watched now: folder → recursive.
     active: BTreeMap<PathBuf, bool>,
+    /// Events may have been lost: every folder is watched anew at the next [`Watches::ensure`].
+    rewatch: bool,
 }
 
 impl Watches {
     /// Watches each folder, or its nearest existing ancestor (not recursively) while missing.
     fn ensure(&mut self) {
+        if std::mem::take(&mut self.rewatch) {
+            for dir in std::mem::take(&mut self.active).into_keys() {
+                let _ = self.watcher.unwatch(&dir);
+            }
+        }
         let mut wanted: BTreeMap<PathBuf, bool> = BTreeMap::new();
         for folder in &self.folders {
             if folder.dir.is_dir() {
@@ -111,10 +123,19 @@ impl Watches {
     }
 
     /// What of `event` counts, added to `changes`; false when nothing does.
-    fn take(&self, event: notify::Result<Event>, changes: &mut Changes) -> bool {
+    fn take(&mut self, event: notify::Result<Event>, changes: &mut Changes) -> bool {
         match event {
+            // The error's text may name a folder: only that there was one is logged.
             Err(_) => {
+                tracing::warn!("the file watcher reported an error: reading again, watching anew");
                 changes.unknown = true;
+                self.rewatch = true;
+                true
+            }
+            Ok(event) if event.need_rescan() => {
+                tracing::info!("the system may have lost file events: reading again");
+                changes.unknown = true;
+                self.rewatch = true;
                 true
             }
             Ok(event) if relevant(&event.kind) => {
@@ -155,6 +176,7 @@ pub fn spawn_with(
         watcher,
         folders,
         active: BTreeMap::new(),
+        rewatch: false,
     };
     watches.ensure();
     std::thread::Builder::new()
@@ -213,6 +235,37 @@ mod tests {
         assert!(relevant(&EventKind::Create(
             notify::event::CreateKind::File
         )));
+    }
+
+    #[test]
+    fn lost_events_and_errors_mean_anything_changed_and_every_folder_is_watched_anew() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut watches = Watches {
+            watcher: notify::recommended_watcher(|_| {}).unwrap(),
+            folders: vec![folder(dir.path(), false)],
+            active: BTreeMap::new(),
+            rewatch: false,
+        };
+        watches.ensure();
+        assert!(watches.active.contains_key(dir.path()));
+        let lost = Event::new(EventKind::Other).set_flag(notify::event::Flag::Rescan);
+        let mut changes = Changes::default();
+        assert!(
+            watches.take(Ok(lost), &mut changes),
+            "a rescan notice counts"
+        );
+        assert!(changes.unknown && watches.rewatch);
+        watches.ensure();
+        assert!(!watches.rewatch);
+        assert!(watches.active.contains_key(dir.path()), "watched anew");
+        let mut changes = Changes::default();
+        assert!(watches.take(Err(notify::Error::generic("overflow")), &mut changes));
+        assert!(changes.unknown && watches.rewatch);
+        // An ordinary event of no interest changes nothing.
+        let mut changes = Changes::default();
+        watches.rewatch = false;
+        assert!(!watches.take(Ok(Event::new(EventKind::Other)), &mut changes));
+        assert!(!changes.unknown && !watches.rewatch);
     }
 
     fn wait_for(seen: &Arc<Mutex<Vec<Changes>>>, at_least: usize) -> usize {
