@@ -145,6 +145,32 @@ fn hold_locked(path: &str) -> ExitCode {
     ExitCode::SUCCESS
 }
 
+/// `ERROR_INTERNAL_ERROR`: what Wine 8.0's `CreateProcess` now and then fails with when many
+/// processes start at once (the new process died before it finished starting; seen in the Wine
+/// suite's parallel runs, about one start in a few hundred under load). The child never ran,
+/// so nothing of the hook was done.
+const WINE_START_FAILURE: i32 = 1359;
+
+/// [`job::spawn`], started again (at most three times in all) when Wine failed to start the
+/// process at all ([`WINE_START_FAILURE`]): the stand-in is scaffolding for the host, and a
+/// start Wine lost is not a result of the program under test. Any other error is the answer.
+fn spawn_retrying_wine(
+    process: &mut Command,
+    job: Job,
+) -> std::io::Result<(std::process::Child, job::Handle)> {
+    let mut attempt = 1;
+    loop {
+        match job::spawn(process, job) {
+            Err(e) if e.raw_os_error() == Some(WINE_START_FAILURE) && attempt < 3 => {
+                eprintln!("host-stand-in: Wine could not start the process ({e}); again");
+                attempt += 1;
+                std::thread::sleep(Duration::from_millis(100));
+            }
+            result => return result,
+        }
+    }
+}
+
 /// Runs one request and gives its answer.
 fn run(options: &Options, request: &Value) -> Value {
     let command = request["command"].as_str().unwrap_or_default();
@@ -161,7 +187,7 @@ fn run(options: &Options, request: &Value) -> Value {
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
-    let mut child = match job::spawn(&mut process, options.job) {
+    let mut child = match spawn_retrying_wine(&mut process, options.job) {
         Ok(child) => child,
         Err(e) => return json!({"error": format!("cannot start the shell: {e}")}),
     };
