@@ -88,8 +88,12 @@ function freePort() {
 function start(cmd, args, opts = {}) {
   const child = spawn(cmd, args, { detached: true, stdio: ['ignore', 'pipe', 'pipe'], ...opts });
   const out = fs.createWriteStream(path.join(home, 'logs', `${path.basename(cmd)}-${child.pid}.log`));
-  child.stdout?.pipe(out);
-  child.stderr?.pipe(out);
+  // Both into one log, ended once the child's output is all in (stdout closing first must not
+  // end the log while stderr still writes: a write after end throws and ends this run).
+  child.stdout?.pipe(out, { end: false });
+  child.stderr?.pipe(out, { end: false });
+  child.on('close', () => out.end());
+  out.on('error', () => {});
   children.push(child);
   return child;
 }
