@@ -1,9 +1,10 @@
 //! Every hook event of every host, through the host's own shell, with the host's real input:
 //! the answers, the session's state as each event moves it (needs you on a permission prompt,
-//! working again once answered, failed, interrupted), the session recorded with the host's pid (not `cmd`'s), the detached worker
-//! outliving the hook and the host's job and observing through the stand-in, the board and the
-//! unread line, the deadline against a hanging Fabric, no console window on screen, a log that
-//! names no content, and the session pruned once its host is gone.
+//! working again once answered, failed, interrupted), the session recorded with the host's pid
+//! (not `cmd`'s), the detached worker outliving the hook and the host's job and observing
+//! through the stand-in, the board and the unread line, the deadline against a hanging
+//! Fabric, no console window on screen, a log that names no content, and the session pruned
+//! once its host is gone.
 
 use std::time::{Duration, Instant};
 
@@ -192,14 +193,7 @@ fn every_hook_of_every_host_runs_through_its_shell_and_its_worker_outlives_the_h
         );
 
         // status lists the live session with the host's pid and its count.
-        let status = person.status_json();
-        let listed = status["sessions"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|s| s["id"] == session.as_str())
-            .unwrap_or_else(|| panic!("{host}: {session} not listed: {status}"))
-            .clone();
+        let listed = listed(&person, &session);
         assert_eq!(listed["board"]["unread"], 3, "{listed}");
         assert_eq!(listed["project"], "my-project", "{listed}");
 
