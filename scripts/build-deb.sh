@@ -80,7 +80,7 @@ for groups in hooks["hooks"].values():
         for hook in group["hooks"]:
             old = '"${CLAUDE_PLUGIN_ROOT}/bin/fabric-session" '
             assert hook["command"].startswith(old), hook["command"]
-            # The guard companion_core::install::command writes for the package's program:
+            # The guard companion_hosts::hook_command writes for the package's program:
             # once the package is removed, the hook exits 0 without a word.
             hook["command"] = f"[ ! -x {program} ] || {program} " + hook["command"][len(old):]
 save("hooks/hooks.json", hooks)

@@ -17,7 +17,7 @@
 # What is left out, and why: on macOS, the dashboard (`fabric-companion`): wry turns on
 # objc2's `exception` feature, whose helper is Objective-C compiled against the macOS SDK by a
 # build script, and the SDK is not available off a Mac. The dashboard's platform code lives in
-# `companion-core`, which is checked. (The tray's macOS notifications use objc2 bindings, not
+# the `companion-*` crates, which are checked. (The tray's macOS notifications use objc2 bindings, not
 # notify-rust's C backend, so the tray is checked whole.) See the README.
 #
 # Usage: scripts/check-foreign.sh [windows|macos]...   (default: both)

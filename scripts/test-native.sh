@@ -5,9 +5,9 @@
 #
 # - the dashboard's front end (the Tauri crate embeds ui/dist);
 # - formatting, and clippy on the whole workspace with warnings denied, for this OS;
-# - the tests that need no Linux desktop: companion-core's process facts read through this
+# - the tests that need no Linux desktop: companion-platform's process facts read through this
 #   OS's own APIs (a live process, an exited one, our parent), its path and hook-command
-#   tables, and the bundle configuration as Tauri parses it.
+#   tables, companion-hosts' hook command, and the bundle configuration as Tauri parses it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -18,5 +18,6 @@ cargo fmt --all -- --check
 echo "== cargo clippy (warnings denied)"
 cargo clippy --workspace --all-targets --locked -- -D warnings
 echo "== tests that run on every OS"
-cargo test --locked -p companion-core --lib -- process:: paths:: platform:: install::command::
+cargo test --locked -p companion-platform --lib -- process:: paths:: platform::
+cargo test --locked -p companion-hosts --lib -- hook_command::
 cargo test --locked -p fabric-companion --test bundle_config

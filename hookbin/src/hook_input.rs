@@ -128,8 +128,8 @@ impl HookInput {
     }
 
     /// The session id, when it is safe to use as a folder name.
-    pub fn session(&self) -> Option<companion_core::spool::SessionId> {
-        companion_core::spool::SessionId::new(self.session_id.as_deref()?)
+    pub fn session(&self) -> Option<companion_sessions::spool::SessionId> {
+        companion_sessions::spool::SessionId::new(self.session_id.as_deref()?)
     }
 
     /// The session's folder, when absolute.

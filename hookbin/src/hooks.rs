@@ -31,20 +31,20 @@ use crate::hook_input::{HookInput, Stdin, Unexpected};
 use crate::output::{self, AnswerEvent};
 use crate::signals;
 use crate::texts;
-use companion_core::clock;
-use companion_core::detach;
-use companion_core::env_vars;
-use companion_core::hook_log::{self, Outcome};
-use companion_core::host::Host;
-use companion_core::hub::{self, FabricState};
-use companion_core::launched;
-use companion_core::paths::Paths;
-use companion_core::process;
-use companion_core::registration;
-use companion_core::services;
-use companion_core::session_state::{SessionState, StateRecord};
-use companion_core::spool::{self, EndRecord, SessionId, SessionRecord, Spool};
-use companion_core::terminal_ids::TerminalIds;
+use companion_hosts::host::Host;
+use companion_hosts::registration;
+use companion_platform::clock;
+use companion_platform::detach;
+use companion_platform::env_vars;
+use companion_platform::paths::Paths;
+use companion_platform::process;
+use companion_sessions::hook_log::{self, Outcome};
+use companion_sessions::hub::{self, FabricState};
+use companion_sessions::launched;
+use companion_sessions::services;
+use companion_sessions::session_state::{SessionState, StateRecord};
+use companion_sessions::spool::{self, EndRecord, SessionId, SessionRecord, Spool};
+use companion_sessions::terminal_ids::TerminalIds;
 
 /// A hook event on our command line.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -238,7 +238,7 @@ fn log_unexpected(
     kind: Unexpected,
 ) {
     let marker_dir = paths.cache_dir.join("logged");
-    if companion_core::fsutil::create_private_dir(&marker_dir).is_err() {
+    if companion_platform::fsutil::create_private_dir(&marker_dir).is_err() {
         return;
     }
     let mut options = std::fs::OpenOptions::new();
@@ -246,7 +246,7 @@ fn log_unexpected(
     #[cfg(unix)]
     {
         use std::os::unix::fs::OpenOptionsExt;
-        options.mode(companion_core::fsutil::PRIVATE_FILE_MODE);
+        options.mode(companion_platform::fsutil::PRIVATE_FILE_MODE);
     }
     if options
         .open(marker_dir.join(format!("unexpected-{}", kind.word())))

@@ -10,9 +10,9 @@ use std::path::PathBuf;
 
 use serde::Serialize;
 
-use companion_core::host::Host;
-use companion_core::install::{self, Action, Applied, Entry, InstallError, Operation, Plan};
-use companion_core::paths::Paths;
+use companion_hosts::host::Host;
+use companion_hosts::install::{self, Action, Applied, Entry, InstallError, Operation, Plan};
+use companion_platform::paths::Paths;
 
 /// Arguments of `fabric-session install-host-hooks`.
 #[derive(Debug, Clone, clap::Args)]

@@ -1,5 +1,5 @@
 //! `fabric-session`: the hook binary. The four hooks and the command line live here; the
-//! library crates `companion-core` (files, status, installer) and `fabric-client` (talking to
+//! library crates `companion-platform`, `companion-hosts` and `companion-sessions` (files, installer, status) and `fabric-client` (talking to
 //! Fabric) do the rest.
 //!
 //! Hooks (`hook <event>`) and the worker never fail outward: every error and every panic ends
@@ -22,9 +22,9 @@ mod texts;
 mod watch_cmd;
 
 use clap::{Parser, Subcommand};
-use companion_core::host::Host;
-use companion_core::paths::Paths;
-use companion_core::status;
+use companion_hosts::host::Host;
+use companion_platform::paths::Paths;
+use companion_sessions::status;
 use fabric_client::worker;
 
 use crate::hooks::HookEvent;
@@ -155,7 +155,7 @@ fn run(cli: Cli) -> anyhow::Result<u8> {
     match cli.command {
         Command::Status { json } => {
             // A special file where a config should be is read as absent; say so, once each.
-            companion_core::fsutil::report_skipped_with(|name, special| {
+            companion_platform::fsutil::report_skipped_with(|name, special| {
                 eprintln!("fabric-session: {name} is {special}; read as absent");
             });
             let cwd = std::env::current_dir().ok();

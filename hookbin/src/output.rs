@@ -4,7 +4,7 @@
 
 use std::io::Write;
 
-use companion_core::host::Host;
+use companion_hosts::host::Host;
 
 /// Hosts replace hook output of 10,000 characters or more; we stay well under.
 pub const OUTPUT_LIMIT_CHARS: usize = 10_000;

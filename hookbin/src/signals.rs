@@ -1,4 +1,4 @@
-//! Which [`Signal`] a host's hook event gives the session's state ([`companion_core::session_state`]),
+//! Which [`Signal`] a host's hook event gives the session's state ([`companion_sessions::session_state`]),
 //! from the event and the few fields of its input we read: whether a subagent sent it, the
 //! tool's name, Claude Code's `notification_type`. Verified against the pinned hosts
 //! (`tests/real-hosts`; the README's tables say which events each host has):
@@ -18,7 +18,7 @@
 //! | PostToolUseFailure with `is_interrupt` (Claude Code) | interrupt |
 //! | Stop / StopFailure / Interrupt / SubagentStop | the same |
 
-use companion_core::session_state::{Signal, ToolName, WaitReason};
+use companion_sessions::session_state::{Signal, ToolName, WaitReason};
 
 use crate::hook_input::{HookInput, Unexpected};
 use crate::hooks::HookEvent;

@@ -3,7 +3,7 @@
 
 use std::path::Path;
 
-use companion_core::services::DescriptorCount;
+use companion_sessions::services::DescriptorCount;
 
 /// The session-start preamble for a host with `fabric` registered while Fabric runs.
 pub fn preamble(origin: &str) -> String {

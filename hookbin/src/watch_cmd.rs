@@ -22,14 +22,14 @@ use std::path::Path;
 use std::time::Duration;
 
 use crate::texts;
-use companion_core::env_vars;
-use companion_core::hook_log::{self, Outcome};
-use companion_core::host::Host;
-use companion_core::launched::{self, Silence};
-use companion_core::paths::Paths;
-use companion_core::process;
-use companion_core::registration;
-use companion_core::spool::SessionId;
+use companion_hosts::host::Host;
+use companion_hosts::registration;
+use companion_platform::env_vars;
+use companion_platform::paths::Paths;
+use companion_platform::process;
+use companion_sessions::hook_log::{self, Outcome};
+use companion_sessions::launched::{self, Silence};
+use companion_sessions::spool::SessionId;
 use fabric_client::watch::engine::{
     Audience, FabricLook, LOG_EVENT, MailWatcher, Problem, WatchConfig, WatchEvent,
 };
@@ -444,8 +444,8 @@ fn parent_gone(parent: u32, started: u64) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use companion_core::board::{BoardState, RefusalCode};
-    use companion_core::hub::DownReason;
+    use companion_sessions::board::{BoardState, RefusalCode};
+    use companion_sessions::hub::DownReason;
     use fabric_client::watch::engine::LookFailure;
 
     fn session() -> SessionId {

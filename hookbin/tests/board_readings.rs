@@ -12,9 +12,9 @@ use std::process::Stdio;
 use std::time::Duration;
 
 use common::{Home, stdout, wait_until, write};
-use companion_core::board::{BoardReading, BoardState};
-use companion_core::host::Host;
-use companion_core::spool::{SessionId, Spool};
+use companion_hosts::host::Host;
+use companion_sessions::board::{BoardReading, BoardState};
+use companion_sessions::spool::{SessionId, Spool};
 use fabric_client::watch::{
     Audience, Look, LookFailure, LookTarget, MailWatcher, WatchConfig, WatchEvent,
 };
@@ -27,7 +27,7 @@ const WAIT: Duration = Duration::from_secs(40);
 /// years ahead no longer blocks new ones; see `faults.rs`, the clock jumping back).
 fn future() -> String {
     let at = time::OffsetDateTime::now_utc() + time::Duration::seconds(30);
-    companion_core::clock::rfc3339(at)
+    companion_platform::clock::rfc3339(at)
 }
 
 fn sid(id: &str) -> SessionId {

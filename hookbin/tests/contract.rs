@@ -3,7 +3,7 @@
 
 use std::path::PathBuf;
 
-use companion_core::board::{self, BoardReading};
+use companion_sessions::board::{self, BoardReading};
 
 fn contract_dir() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../tests/fabric-contract")

@@ -24,7 +24,7 @@ use std::process::Command;
 use std::time::{Duration, Instant};
 
 use common::{Home, claude_context, stdout};
-use companion_core::hook_log;
+use companion_sessions::hook_log;
 use install_support::Sandbox;
 
 const WAIT: Duration = Duration::from_secs(30);
@@ -639,7 +639,7 @@ fn fabric_alive_but_its_hub_silent_stops_no_hook_and_loses_no_turn() {
         "the turn's outcome is not logged as unknown:\n{log}"
     );
     assert!(home.fake.tool_calls("fabric_session_observe").is_empty());
-    let spool = companion_core::spool::Spool::at(home.spool("s1"));
+    let spool = companion_sessions::spool::Spool::at(home.spool("s1"));
     assert_eq!(
         spool.observed_seq(),
         0,
@@ -684,7 +684,7 @@ fn fabric_alive_but_its_hub_silent_stops_no_hook_and_loses_no_turn() {
     common::wait_until("both turns sent", Duration::from_secs(30), || {
         spool.observed_seq() == 2
     });
-    let session = companion_core::spool::SessionId::new("s1").unwrap();
+    let session = companion_sessions::spool::SessionId::new("s1").unwrap();
     let keys: Vec<String> = home
         .fake
         .tool_calls("fabric_session_observe")

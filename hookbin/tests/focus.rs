@@ -17,9 +17,9 @@ use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
 use common::{Home, wait_until};
-use companion_core::host::Host;
-use companion_core::process;
-use companion_core::spool::{SessionId, SessionRecord, Spool};
+use companion_hosts::host::Host;
+use companion_platform::process;
+use companion_sessions::spool::{SessionId, SessionRecord, Spool};
 
 const REQUIRE: &str = "FABRIC_REQUIRE_DESKTOP_TESTS";
 const PROGRAMS: [&str; 6] = ["Xvfb", "xprop", "xdotool", "openbox", "xterm", "tmux"];

@@ -7,8 +7,8 @@ use std::fs;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 
-use companion_core::host::Host;
-use companion_core::install;
+use companion_hosts::host::Host;
+use companion_hosts::install;
 use serde_json::Value;
 
 const PLUGIN_PROGRAM: &str = "${CLAUDE_PLUGIN_ROOT}/bin/fabric-session";
@@ -79,7 +79,7 @@ fn hooks_wire_every_event_to_the_plugins_binary() {
         assert_eq!(hook["timeout"], 5);
         let command = hook["command"].as_str().unwrap();
         assert_eq!(
-            install::our_program(command).as_deref(),
+            companion_hosts::hook_command::our_program(command).as_deref(),
             Some(PLUGIN_PROGRAM),
             "{command}"
         );

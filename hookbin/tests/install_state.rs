@@ -12,9 +12,9 @@ use std::fs;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 
-use companion_core::host::Host;
-use companion_core::install::{self, HookState, Operation};
-use companion_core::paths::Paths;
+use companion_hosts::host::Host;
+use companion_hosts::install::{self, HookState, Operation};
+use companion_platform::paths::Paths;
 use install_support::backups_of;
 
 fn paths_in(home: &Path) -> Paths {
@@ -131,7 +131,7 @@ fn a_partial_install_is_incomplete() {
     let program = fake_program(&temp.path().join("opt"));
     let file = install::config_file(host, &paths);
     fs::create_dir_all(file.parent().unwrap()).unwrap();
-    let command = install::hook_command(&program, host, "session-start");
+    let command = companion_hosts::hook_command::hook_command(&program, host, "session-start");
     fs::write(
         &file,
         format!("[[hooks]]\nevent = \"SessionStart\"\nmatcher = \"\"\ncommand = \"{command}\"\ntimeout = 5\n"),

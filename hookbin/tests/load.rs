@@ -21,7 +21,7 @@ mod load_support;
 use std::sync::Arc;
 
 use common::Home;
-use companion_core::paths::Paths;
+use companion_platform::paths::Paths;
 use load_support::{Reader, SESSIONS, event_name};
 
 #[test]

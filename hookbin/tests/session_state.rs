@@ -306,7 +306,7 @@ fn claude_code_questions_errors_subagents_and_its_idle_record() {
         write(
             &record,
             &json!({"pid": std::process::id(), "sessionId": "c2", "status": status,
-                    "statusUpdatedAt": companion_core::clock::now_millis()})
+                    "statusUpdatedAt": companion_platform::clock::now_millis()})
             .to_string(),
         );
     };
@@ -333,7 +333,7 @@ fn claude_code_questions_errors_subagents_and_its_idle_record() {
     );
     assert_eq!(state(&home, "c2"), "needs-you");
     std::thread::sleep(std::time::Duration::from_millis(5));
-    let later = companion_core::clock::now_millis();
+    let later = companion_platform::clock::now_millis();
     write(
         &record,
         &json!({"pid": std::process::id(), "sessionId": "c2", "status": "idle",

@@ -20,10 +20,10 @@ use std::sync::{Arc, Mutex, mpsc};
 use std::time::{Duration, Instant as StdInstant};
 
 use common::{Home, write};
-use companion_core::board::{BoardReading, BoardState, RefusalCode};
-use companion_core::host::Host;
-use companion_core::hub::DownReason;
-use companion_core::spool::{SessionId, Spool};
+use companion_hosts::host::Host;
+use companion_sessions::board::{BoardReading, BoardState, RefusalCode};
+use companion_sessions::hub::DownReason;
+use companion_sessions::spool::{SessionId, Spool};
 use fabric_client::watch::{
     Audience, FabricLook, Look, LookFailure, LookTarget, MailWatcher, Problem, WatchConfig,
     WatchEvent,
@@ -1346,8 +1346,8 @@ fn stand_in_watcher(
     )
 }
 
-fn paths_of(home: &Home) -> companion_core::paths::Paths {
-    companion_core::paths::Paths {
+fn paths_of(home: &Home) -> companion_platform::paths::Paths {
+    companion_platform::paths::Paths {
         home: home.path().to_path_buf(),
         fabric_dir: home.fabric_dir(),
         services_dir: home.services_dir(),

@@ -11,7 +11,7 @@ use std::process::{Command, Stdio};
 use std::time::Duration;
 
 use common::{Home, wait_until, write};
-use companion_core::spool::Spool;
+use companion_sessions::spool::Spool;
 
 const SESSION_HOOKS: &[&str] = &["session-hooks/1"];
 const WORKER_WAIT: Duration = Duration::from_secs(40);

@@ -15,7 +15,7 @@ import subprocess
 import sys
 
 ROOTS = {"fabric-session", "fabric-tray", "fabric-companion"}
-OURS = ROOTS | {"companion-core", "fabric-client"}
+OURS = ROOTS | {"companion-platform", "companion-hosts", "companion-sessions", "companion-desktop", "fabric-client"}
 FILE = re.compile(r"^(LICEN[CS]E|COPYING|NOTICE|UNLICENSE|COPYRIGHT)", re.I)
 
 root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))

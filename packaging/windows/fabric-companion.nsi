@@ -10,10 +10,10 @@
 ;   an upgrade replaces the programs in place, so the hooks' command text, and Codex's approval
 ;   of it, stay as they are.
 ; - Records itself under HKCU\...\Uninstall\FabricCompanion: InstallLocation is how our
-;   programs know they are the package's (companion_core::stable_binary::WINDOWS_UNINSTALL_KEY),
+;   programs know they are the package's (companion_hosts::stable_binary::WINDOWS_UNINSTALL_KEY),
 ;   so the hooks they install run $INSTDIR\fabric-session.exe behind a guard that does nothing
-;   once it is gone (companion_core::install::command).
-; - The tray starts at login: the HKCU Run value "Fabric Companion" (companion_core::autostart,
+;   once it is gone (companion_hosts::hook_command).
+; - The tray starts at login: the HKCU Run value "Fabric Companion" (companion_desktop::autostart,
 ;   the same value the dashboard's setting turns off). The Start menu gets the dashboard, whose
 ;   AppUserModelID is registered for the tray's toasts.
 ; - Ends the package's running tray and dashboard before it replaces or removes them (a hook

@@ -15,15 +15,15 @@ use crate::log_tail::{LogFile, LogLine, LogOutcome, LogUpdate};
 use crate::open_request::{OpenRequest, OpenView};
 use crate::services::{ServiceState, ServiceView};
 use crate::watch::{StateChanged, StateKind};
-use companion_core::approval::{Approval, HookApproval, HookVerdict, HooksOff, HostApproval};
-use companion_core::board::BoardState;
-use companion_core::host::Host;
-use companion_core::hub::DownReason;
-use companion_core::install::{Action, Entry, HookStateKind, Operation};
-use companion_core::registration::Scope;
-use companion_core::session_state::{SessionState, ToolName, WaitReason};
-use companion_core::spool::BoardRecord;
-use companion_core::status::{
+use companion_hosts::approval::{Approval, HookApproval, HookVerdict, HooksOff, HostApproval};
+use companion_hosts::host::Host;
+use companion_hosts::install::{Action, Entry, HookStateKind, Operation};
+use companion_hosts::registration::Scope;
+use companion_sessions::board::BoardState;
+use companion_sessions::hub::DownReason;
+use companion_sessions::session_state::{SessionState, ToolName, WaitReason};
+use companion_sessions::spool::BoardRecord;
+use companion_sessions::status::{
     ApprovalSummary, FabricRunState, FabricStatus, HookSummary, HostStatus, HostVersionStatus,
     LogStatus, ServicesStatus, SessionHooks, SessionStatus, Status, TurnStatus,
 };
@@ -36,7 +36,7 @@ fn declarations() -> Vec<String> {
         ($($t:ty),* $(,)?) => { vec![$(<$t as TS>::decl(&cfg)),*] };
     }
     decls![
-        // fabric-session-status/1 (companion-core)
+        // fabric-session-status/1 (companion-sessions)
         Host,
         Scope,
         BoardState,
@@ -63,7 +63,7 @@ fn declarations() -> Vec<String> {
         ToolName,
         SessionStatus,
         Status,
-        // the hook installer's plan (companion-core) as the page receives it
+        // the hook installer's plan (companion-hosts) as the page receives it
         Operation,
         Action,
         Entry,

@@ -6,11 +6,11 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
-use companion_core::host::Host;
-use companion_core::install::{self, Action, Entry, Operation};
-use companion_core::paths::Paths;
-use companion_core::settings::{self, QuietHours, Settings};
-use companion_core::status::{self, Status};
+use companion_hosts::host::Host;
+use companion_hosts::install::{self, Action, Entry, Operation};
+use companion_platform::paths::Paths;
+use companion_sessions::settings::{self, QuietHours, Settings};
+use companion_sessions::status::{self, Status};
 use serde::{Deserialize, Serialize};
 use tauri::State;
 
@@ -104,7 +104,7 @@ pub async fn get_status(state: State<'_, AppState>) -> CommandResult<StatusView>
 /// bundled or configured `fabric-session`.
 fn script_for(paths: &Paths, op: Operation) -> CommandResult<Option<PathBuf>> {
     if op == Operation::Remove
-        || companion_core::stable_binary::packaged_program().is_some()
+        || companion_hosts::stable_binary::packaged_program().is_some()
         || paths.stable_binary().is_file()
     {
         return Ok(None);
@@ -117,7 +117,7 @@ fn script_for(paths: &Paths, op: Operation) -> CommandResult<Option<PathBuf>> {
 }
 
 /// An install or removal plan as the page receives it: the library's plan
-/// (`companion_core::install::Plan`, whose snake_case JSON is the command line's `--json`),
+/// (`companion_hosts::install::Plan`, whose snake_case JSON is the command line's `--json`),
 /// in the page's one casing.
 #[derive(Debug, Clone, Serialize)]
 #[cfg_attr(test, derive(ts_rs::TS))]
@@ -266,7 +266,7 @@ pub async fn read_log(state: State<'_, AppState>) -> CommandResult<LogSnapshot> 
     .await
     .map_err(|e| CommandError::Invalid(e.to_string()))?;
     Ok(LogSnapshot {
-        rotated: companion_core::hook_log::rotated_path(&path),
+        rotated: companion_sessions::hook_log::rotated_path(&path),
         path,
         lines,
     })
@@ -335,9 +335,9 @@ pub struct SettingsView {
 pub fn settings_view(paths: &Paths) -> SettingsView {
     let path = settings::settings_path(paths);
     let s = settings::load(&path);
-    let autostart_file = companion_core::autostart::location(paths);
+    let autostart_file = companion_desktop::autostart::location(paths);
     // The login item is the truth (the package's system entry starts the tray by default).
-    let starts_at_login = companion_core::autostart::is_enabled(paths);
+    let starts_at_login = companion_desktop::autostart::is_enabled(paths);
     SettingsView {
         form: SettingsForm {
             watch_interval_secs: s.watch_interval_secs,
@@ -456,7 +456,7 @@ pub async fn save_settings(
         let path = settings::settings_path(&paths);
         let merged = merge_form(settings::load(&path), &form)?;
         settings::save(&path, &merged)?;
-        companion_core::autostart::set_autostart(&paths, merged.launch_at_login).map_err(
+        companion_desktop::autostart::set_autostart(&paths, merged.launch_at_login).map_err(
             |source| CommandError::Io {
                 what: "the settings were saved, but the login item could not be changed",
                 source,

@@ -2,19 +2,19 @@
 //! (detached, never as a child we keep), the test-notification request the tray answers
 //! (only the tray notifies), and what this desktop needs for the tray icon and the jump
 //! ([`DesktopView`]: GNOME without its AppIndicator extension, our GNOME Shell extension off). Finding programs, the tray's lock and the autostart entry are
-//! the core's (`companion_core::{programs, tray_lock, autostart}`), the same code the tray
+//! the core's (`companion_desktop::{programs, tray_lock, autostart}`), the same code the tray
 //! runs.
 //!
 //! Environment variables this module reads (names only are ever logged):
 //! - `FABRIC_COMPANION_NO_TRAY=1`: never start the tray (tests).
-//!   (`FABRIC_TRAY_BIN` and `FABRIC_SESSION_BIN` are read by `companion_core::programs`.)
+//!   (`FABRIC_TRAY_BIN` and `FABRIC_SESSION_BIN` are read by `companion_desktop::programs`.)
 
 use std::ffi::OsStr;
 use std::path::PathBuf;
 
-use companion_core::paths::Paths;
-use companion_core::programs::{self, FindError, Program, Search};
-use companion_core::tray_lock;
+use companion_desktop::programs::{self, FindError, Program, Search};
+use companion_desktop::tray_lock;
+use companion_platform::paths::Paths;
 
 pub const FABRIC_COMPANION_NO_TRAY: &str = "FABRIC_COMPANION_NO_TRAY";
 
@@ -28,7 +28,7 @@ pub fn tray_running(paths: &Paths) -> bool {
     tray_lock::tray_running(paths)
 }
 
-/// Starts the tray when none runs, detached ([`companion_core::detach`]), so the tray is
+/// Starts the tray when none runs, detached ([`companion_platform::detach`]), so the tray is
 /// never our child and outlives the dashboard.
 pub fn ensure_tray(paths: &Paths) {
     if std::env::var_os(FABRIC_COMPANION_NO_TRAY).is_some_and(|v| v == OsStr::new("1")) {
@@ -44,7 +44,7 @@ pub fn ensure_tray(paths: &Paths) {
             return;
         }
     };
-    match companion_core::detach::spawn_detached(&tray, &[] as &[&OsStr]) {
+    match companion_platform::detach::spawn_detached(&tray, &[] as &[&OsStr]) {
         Ok(()) => tracing::info!("started the tray"),
         Err(e) => tracing::warn!(error = %e.kind(), "could not start the tray"),
     }
@@ -54,17 +54,17 @@ pub fn ensure_tray(paths: &Paths) {
 pub fn request_test_notification(paths: &Paths) -> std::io::Result<()> {
     let file = paths.test_notification_request();
     if let Some(dir) = file.parent() {
-        companion_core::fsutil::create_private_dir(dir)?;
+        companion_platform::fsutil::create_private_dir(dir)?;
     }
     let body = serde_json::json!({
         "request": "test-notification",
-        "requestedAt": companion_core::clock::now_rfc3339(),
+        "requestedAt": companion_platform::clock::now_rfc3339(),
         "by": "fabric-companion",
     });
-    companion_core::fsutil::write_atomic(
+    companion_platform::fsutil::write_atomic(
         &file,
         format!("{body}\n").as_bytes(),
-        companion_core::fsutil::PRIVATE_FILE_MODE,
+        companion_platform::fsutil::PRIVATE_FILE_MODE,
     )
 }
 
@@ -108,7 +108,7 @@ pub enum JumpView {
 
 /// What this desktop lacks (asks the session bus: a moment, never long).
 pub fn desktop_view(paths: &Paths) -> DesktopView {
-    use companion_core::desktop;
+    use companion_desktop::desktop;
     let tray_help = (desktop::is_gnome() && !desktop::sni_watcher_present()).then(|| {
         let data_home = paths.data_dir.parent();
         desktop::gnome_tray_help(desktop::installed_appindicator_extension(data_home))
@@ -126,7 +126,7 @@ pub fn jump_view(support: Result<(), session_focus::Refusal>) -> JumpView {
         Ok(()) => JumpView::Works,
         Err(refusal @ Refusal::GnomeExtensionOff) => JumpView::GnomeExtensionOff {
             why: refusal.describe().to_string(),
-            command: companion_core::desktop::GNOME_FOCUS_ENABLE_COMMAND.to_string(),
+            command: companion_desktop::desktop::GNOME_FOCUS_ENABLE_COMMAND.to_string(),
         },
         Err(refusal @ Refusal::GnomeExtensionMissing) => JumpView::GnomeExtensionMissing {
             why: refusal.describe().to_string(),
@@ -148,7 +148,10 @@ mod tests {
         match jump_view(Err(Refusal::GnomeExtensionOff)) {
             JumpView::GnomeExtensionOff { why, command } => {
                 assert!(why.contains("installed but off"));
-                assert_eq!(command, companion_core::desktop::GNOME_FOCUS_ENABLE_COMMAND);
+                assert_eq!(
+                    command,
+                    companion_desktop::desktop::GNOME_FOCUS_ENABLE_COMMAND
+                );
             }
             other => panic!("{other:?}"),
         }

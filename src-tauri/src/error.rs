@@ -9,9 +9,9 @@ pub enum CommandError {
     #[error("cannot find the home folder; set HOME")]
     NoHome,
     #[error("{0}")]
-    Install(#[from] companion_core::install::InstallError),
+    Install(#[from] companion_hosts::install::InstallError),
     #[error("{0}")]
-    Settings(#[from] companion_core::settings::SettingsError),
+    Settings(#[from] companion_sessions::settings::SettingsError),
     #[error("{0}")]
     Invalid(String),
     #[error("{what}: {source}")]

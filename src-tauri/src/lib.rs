@@ -34,10 +34,10 @@ pub fn run() {
         .with_target(false)
         .try_init();
     // A special file where one of ours or a host's should be is read as absent: one line each.
-    companion_core::fsutil::report_skipped_with(|name, special| {
+    companion_platform::fsutil::report_skipped_with(|name, special| {
         tracing::warn!("{name} is {special}; read as absent");
     });
-    let Some(paths) = companion_core::paths::Paths::from_env() else {
+    let Some(paths) = companion_platform::paths::Paths::from_env() else {
         eprintln!("fabric-companion: cannot find the home folder; set HOME");
         std::process::exit(2);
     };

@@ -1,13 +1,13 @@
 //! `hooks.log` and `hooks.log.1` for the Log view: parses lines into fields and follows the
 //! live file by byte offset, so each change sends only the new lines. Never writes either file.
 //!
-//! Lines are read by the core's one parser (`companion_core::hook_log::parse_line`); a line
+//! Lines are read by the core's one parser (`companion_sessions::hook_log::parse_line`); a line
 //! that does not fit is kept whole in `raw` with outcome `unparsed`.
 
 use std::io::{Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 
-use companion_core::hook_log::{self, Outcome};
+use companion_sessions::hook_log::{self, Outcome};
 use serde::Serialize;
 
 /// We read at most this much of one file (the log rotates at 1 MB; leave slack).
@@ -182,7 +182,7 @@ fn read_whole(path: &Path) -> Option<String> {
 /// Reads complete lines from `offset`; returns the text and the offset after the last newline.
 fn read_from(path: &Path, offset: u64) -> Option<(String, u64)> {
     // The core's one careful read: never blocks on a FIFO or a device at the log's place.
-    let (mut file, meta) = companion_core::fsutil::open_regular(path).ok()??;
+    let (mut file, meta) = companion_platform::fsutil::open_regular(path).ok()??;
     let len = meta.len();
     let start = if len.saturating_sub(offset) > READ_LIMIT {
         len - READ_LIMIT

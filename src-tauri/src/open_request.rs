@@ -4,7 +4,7 @@
 //! confirms). The tray's "Set up hooks for <host>…" starts it so. Parsing only: it never
 //! writes anything.
 
-use companion_core::host::Host;
+use companion_hosts::host::Host;
 use serde::Serialize;
 
 /// A view the dashboard can be asked to open.

@@ -1,5 +1,5 @@
 //! Pushes live changes to the page. The core's one file watcher
-//! (`companion_core::file_watch`, over the one folder list of `companion_core::watched`)
+//! (`companion_desktop::file_watch`, over the one folder list of `companion_desktop::watched`)
 //! gives each burst of changed paths; a change to `hooks.log` sends `log-appended` with only
 //! the new lines, anything else sends `state-changed` naming what to re-read. Reads nothing
 //! but the log; never writes.
@@ -8,9 +8,9 @@ use std::collections::BTreeSet;
 use std::path::Path;
 use std::sync::{Arc, Mutex};
 
-use companion_core::file_watch::{self, Changes};
-use companion_core::paths::Paths;
-use companion_core::watched;
+use companion_desktop::file_watch::{self, Changes};
+use companion_desktop::watched;
+use companion_platform::paths::Paths;
 use serde::Serialize;
 use tauri::{AppHandle, Emitter, Runtime};
 
@@ -49,7 +49,7 @@ pub enum Meaning {
 /// What a changed path means for the page.
 pub fn classify(paths: &Paths, settings: &Path, path: &Path) -> Meaning {
     let log = paths.hook_log();
-    if path == log || path == companion_core::hook_log::rotated_path(&log) {
+    if path == log || path == companion_sessions::hook_log::rotated_path(&log) {
         return Meaning::Log;
     }
     if path == settings {
@@ -91,9 +91,9 @@ pub fn sort(paths: &Paths, settings: &Path, changes: &Changes) -> (BTreeSet<Stat
 
 /// Starts watching. The watch lives as long as the app.
 pub fn start<R: Runtime>(app: AppHandle<R>, paths: Paths, tail: Arc<Mutex<LogTail>>) {
-    let _ = companion_core::fsutil::create_private_dir(&paths.cache_dir);
-    let _ = companion_core::fsutil::create_private_dir(&paths.config_dir);
-    let settings = companion_core::settings::settings_path(&paths);
+    let _ = companion_platform::fsutil::create_private_dir(&paths.cache_dir);
+    let _ = companion_platform::fsutil::create_private_dir(&paths.config_dir);
+    let settings = companion_sessions::settings::settings_path(&paths);
     let folders = watched::watched_folders(&paths);
     let started = file_watch::spawn(folders, move |changes| {
         let (kinds, log) = sort(&paths, &settings, &changes);

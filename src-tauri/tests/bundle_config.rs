@@ -129,7 +129,7 @@ fn the_linux_package_ships_our_gnome_shell_extension_off() {
     // package puts it where GNOME Shell finds system extensions; nothing turns it on (the
     // person does: the dashboard and `fabric-session focus` say how).
     let config = bundle_config(Target::Linux);
-    let uuid = companion_core::desktop::GNOME_FOCUS_EXTENSION;
+    let uuid = companion_desktop::desktop::GNOME_FOCUS_EXTENSION;
     let deb = &config.bundle.linux.deb;
     let source = deb
         .files
@@ -156,7 +156,7 @@ fn the_app_identifier_is_the_one_the_tray_notifies_under() {
     for target in [Target::Windows, Target::MacOS, Target::Linux] {
         assert_eq!(
             bundle_config(target).identifier,
-            companion_core::paths::APP_IDENTIFIER
+            companion_platform::paths::APP_IDENTIFIER
         );
     }
 }

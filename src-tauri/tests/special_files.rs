@@ -20,12 +20,12 @@ use std::path::{Path, PathBuf};
 use std::sync::{Mutex, MutexGuard, OnceLock, mpsc};
 use std::time::Duration;
 
-use companion_core::board::BoardState;
-use companion_core::host::Host;
-use companion_core::install::Operation;
-use companion_core::paths::Paths;
-use companion_core::spool::{BoardRecord, SessionId, SessionRecord, Spool};
-use companion_core::status;
+use companion_hosts::host::Host;
+use companion_hosts::install::Operation;
+use companion_platform::paths::Paths;
+use companion_sessions::board::BoardState;
+use companion_sessions::spool::{BoardRecord, SessionId, SessionRecord, Spool};
+use companion_sessions::status;
 use fabric_companion::{commands, desktop, log_tail::LogTail, services};
 use serde_json::{Value, json};
 
@@ -392,7 +392,7 @@ enum Place {
 
 #[test]
 fn the_login_item_and_the_trays_lock_as_special_files_never_hang_the_dashboard() {
-    use companion_core::autostart;
+    use companion_desktop::autostart;
     let _env = desktop_env();
     let system_entry = system_config_dir()
         .join("autostart")
@@ -408,7 +408,9 @@ fn the_login_item_and_the_trays_lock_as_special_files_never_hang_the_dashboard()
             let paths = paths_in(dir.path());
             let own_entry = autostart::autostart_file(&paths);
             assert!(own_entry.starts_with(dir.path()), "{own_entry:?}");
-            let lock = paths.cache_dir.join(companion_core::tray_lock::LOCK_NAME);
+            let lock = paths
+                .cache_dir
+                .join(companion_desktop::tray_lock::LOCK_NAME);
             // The package's entry is on, the person turned it off, no tray runs.
             let _ = std::fs::remove_dir_all(system_entry.parent().unwrap());
             write(

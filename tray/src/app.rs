@@ -11,10 +11,10 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::Parser;
-use companion_core::paths::Paths;
-use companion_core::programs::{self, Program, Search};
-use companion_core::stable_binary::{self, CopyOutcome};
-use companion_core::tray_lock;
+use companion_desktop::programs::{self, Program, Search};
+use companion_desktop::tray_lock;
+use companion_hosts::stable_binary::{self, CopyOutcome};
+use companion_platform::paths::Paths;
 
 use crate::{icon, tray_host};
 
@@ -67,7 +67,7 @@ pub fn run(launch: Launch) -> ExitCode {
         )
         .init();
     // A special file where one of ours or a host's should be is read as absent: one line each.
-    companion_core::fsutil::report_skipped_with(|name, special| {
+    companion_platform::fsutil::report_skipped_with(|name, special| {
         tracing::warn!("{name} is {special}; read as absent");
     });
     if let Some(dir) = cli.render_icons {

@@ -21,9 +21,9 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use companion_core::host::Host;
-use companion_core::paths::Paths;
-use companion_core::spool::SessionId;
+use companion_hosts::host::Host;
+use companion_platform::paths::Paths;
+use companion_sessions::spool::SessionId;
 use fabric_client::deadline;
 use fabric_client::watch::{Audience, FabricLook, MailWatcher, WatchConfig};
 use tokio::sync::mpsc;
@@ -358,7 +358,7 @@ async fn run(
             }
             () = tokio::time::sleep_until(next_check), if checking => {
                 next_check = deadline::from_now(interval);
-                let died = fabric_pid.is_some_and(|pid| !companion_core::process::pid_alive(pid));
+                let died = fabric_pid.is_some_and(|pid| !companion_platform::process::pid_alive(pid));
                 if died || warning {
                     on_event(Event::Refresh);
                 }

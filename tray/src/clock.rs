@@ -1,7 +1,7 @@
 //! Time helpers: now as Unix seconds, RFC 3339 in and out, and the local wall clock (through
 //! `localtime_r`, which is safe in a threaded process, unlike reading the offset via `time`).
 
-use companion_core::clock as lib_clock;
+use companion_platform::clock as lib_clock;
 use time::OffsetDateTime;
 
 /// Seconds since the Unix epoch.

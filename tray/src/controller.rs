@@ -13,10 +13,10 @@ use std::collections::BTreeSet;
 use std::sync::Arc;
 use std::time::Duration;
 
-use companion_core::host::Host;
-use companion_core::paths::Paths;
-use companion_core::settings;
-use companion_core::{file_watch, watched};
+use companion_desktop::{file_watch, watched};
+use companion_hosts::host::Host;
+use companion_platform::paths::Paths;
+use companion_sessions::settings;
 
 use crate::background::{self, Background, Command};
 use crate::model::{self, Action, Choice, MenuLine, Model, TrayView};
@@ -95,7 +95,7 @@ impl Controller {
     pub fn start(paths: Paths, send: EventSink, surface: Box<dyn Surface>) -> anyhow::Result<Self> {
         // Our own folders exist from the start, so they can be watched.
         for dir in [&paths.cache_dir, &paths.config_dir] {
-            let _ = companion_core::fsutil::create_private_dir(dir);
+            let _ = companion_platform::fsutil::create_private_dir(dir);
         }
         let refresh = Arc::clone(&send);
         // A short quiet time: the icon's count follows a board change within ~100 ms (the
@@ -379,10 +379,10 @@ impl Controller {
                         help,
                     ));
                 }
-                if let Err(error) = companion_core::fsutil::write_atomic(
+                if let Err(error) = companion_platform::fsutil::write_atomic(
                     &told,
                     b"",
-                    companion_core::fsutil::PRIVATE_FILE_MODE,
+                    companion_platform::fsutil::PRIVATE_FILE_MODE,
                 ) {
                     tracing::warn!(%error, "cannot keep that the person was told");
                 }

@@ -1,12 +1,12 @@
 //! Starting other programs without keeping them: the dashboard (`fabric-companion`) and the
 //! hook log's viewer, detached through the core's one way to do it
-//! ([`companion_core::detach`]), so they are not our waited children and outlive the tray.
+//! ([`companion_platform::detach`]), so they are not our waited children and outlive the tray.
 
 use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
 
-use companion_core::detach::spawn_detached_without;
-use companion_core::programs::{self, Program, Search};
+use companion_desktop::programs::{self, Program, Search};
+use companion_platform::detach::spawn_detached_without;
 
 /// Set beside `GDK_GL=disable` when the tray set that for its own GTK (see
 /// `app::become_xembed`): the programs it starts get the person's environment back.
@@ -22,7 +22,7 @@ fn spawn_detached(program: &Path, args: &[&OsStr]) -> std::io::Result<()> {
     spawn_detached_without(program, args, ours)
 }
 
-/// Opens the dashboard, found by [`companion_core::programs`]. Errors say what was missing.
+/// Opens the dashboard, found by [`companion_desktop::programs`]. Errors say what was missing.
 pub fn open_dashboard() -> std::io::Result<PathBuf> {
     let program = programs::find(Program::Companion, Search::BesideOrPath)
         .map_err(|error| std::io::Error::new(std::io::ErrorKind::NotFound, error.to_string()))?;
@@ -31,7 +31,7 @@ pub fn open_dashboard() -> std::io::Result<PathBuf> {
 }
 
 /// Opens the dashboard on `host`'s install plan in its Hooks view (the first-run offer).
-pub fn open_dashboard_hooks(host: companion_core::host::Host) -> std::io::Result<PathBuf> {
+pub fn open_dashboard_hooks(host: companion_hosts::host::Host) -> std::io::Result<PathBuf> {
     let program = programs::find(Program::Companion, Search::BesideOrPath)
         .map_err(|error| std::io::Error::new(std::io::ErrorKind::NotFound, error.to_string()))?;
     let args = ["--view", "hooks", "--host", host.cli_name()].map(OsStr::new);

@@ -21,7 +21,7 @@
 //! - [`tray_host`], [`launcher`], [`clock`]: small platform helpers.
 //!
 //! The one-tray lock, finding our programs and the file watcher are the core's
-//! (`companion_core::{tray_lock, programs, file_watch, watched}`), shared with the dashboard.
+//! (`companion_desktop::{tray_lock, programs, file_watch, watched}`), shared with the dashboard.
 //! - [`app`]: the entry (command line, lock, which shell runs).
 //! - [`controller`]: the same on every shell: snapshot → model → view, actions.
 //! - [`shell`]: the tray-icon shell (tao event loop; GTK on Linux, in `fabric-tray-xembed`).

@@ -1,6 +1,6 @@
 //! The tray model: a pure function of (previous model, new snapshot, now).
 //!
-//! [`Snapshot`] is everything the tray shows, reduced from `companion_core::status::Status`,
+//! [`Snapshot`] is everything the tray shows, reduced from `companion_sessions::status::Status`,
 //! the settings and the hook log (see [`crate::snapshot`]). [`decide`] turns it into a
 //! [`TrayView`] (icon state, menu lines, macOS title) and the notifications to raise or
 //! withdraw, keeping per-session counts and rate-limit state in [`Model`]. Nothing here
@@ -24,12 +24,12 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use companion_core::approval::Approval;
-use companion_core::host::Host;
-use companion_core::install::HookStateKind;
-use companion_core::session_state::{SessionState, WaitReason};
-use companion_core::settings::QuietHours;
-use companion_core::status::HostVersionStatus;
+use companion_hosts::approval::Approval;
+use companion_hosts::host::Host;
+use companion_hosts::install::HookStateKind;
+use companion_sessions::session_state::{SessionState, WaitReason};
+use companion_sessions::settings::QuietHours;
+use companion_sessions::status::HostVersionStatus;
 use session_focus::{FocusError, Raised};
 
 /// At most one notification a minute per session.
@@ -1019,7 +1019,7 @@ pub(crate) mod tests {
             approval: None,
             version: HostVersionStatus {
                 installed: None,
-                tested: companion_core::host_version::tested(host),
+                tested: companion_hosts::host_version::tested(host),
                 older_than_tested: false,
                 program: None,
             },
@@ -1440,7 +1440,7 @@ pub(crate) mod tests {
 
     #[test]
     fn the_rules_people_read_name_the_model_s_numbers() {
-        let rules = companion_core::settings::NOTIFICATION_RULES;
+        let rules = companion_sessions::settings::NOTIFICATION_RULES;
         assert!(rules[2].contains(&format!("within {COALESCE_SECS} seconds")));
         assert_eq!(RATE_LIMIT_SECS, 60);
         assert!(rules[3].contains("one notification a minute per session"));

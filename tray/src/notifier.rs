@@ -253,7 +253,7 @@ impl Notifier {
         if !self.toasts_unavailable.get() {
             let toast = Notification::new()
                 .appname(APP_NAME)
-                .app_id(companion_core::paths::APP_IDENTIFIER)
+                .app_id(companion_platform::paths::APP_IDENTIFIER)
                 .summary(summary)
                 .body(body)
                 .show();

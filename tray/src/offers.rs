@@ -16,8 +16,8 @@
 
 use std::collections::BTreeSet;
 
-use companion_core::host::Host;
-use companion_core::install::HookStateKind;
+use companion_hosts::host::Host;
+use companion_hosts::install::HookStateKind;
 
 use crate::model::{Action, MenuLine, Snapshot};
 

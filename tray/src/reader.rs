@@ -9,8 +9,8 @@
 
 use std::sync::{Arc, Condvar, Mutex};
 
-use companion_core::paths::Paths;
-use companion_core::settings::{self, Settings};
+use companion_platform::paths::Paths;
+use companion_sessions::settings::{self, Settings};
 
 use crate::model::{FabricLine, Snapshot};
 use crate::{clock, snapshot};
@@ -109,7 +109,7 @@ fn read_unlooked(paths: &Paths) -> (Reading, snapshot::Candidates) {
     let (snapshot, candidates) = snapshot::read_unlooked(paths, now);
     let settings = settings::load(&settings::settings_path(paths));
     let fabric_pid = match snapshot.fabric {
-        FabricLine::Running { .. } => companion_core::hub::read_fabric_state(&paths.hub_json())
+        FabricLine::Running { .. } => companion_sessions::hub::read_fabric_state(&paths.hub_json())
             .hub()
             .map(|hub| hub.pid),
         FabricLine::Down { .. } => None,

@@ -12,7 +12,7 @@
 
 use std::sync::Arc;
 
-use companion_core::paths::Paths;
+use companion_platform::paths::Paths;
 use tao::event::{Event, StartCause};
 use tao::event_loop::{ControlFlow, EventLoopBuilder};
 use tao::platform::run_return::EventLoopExtRunReturn;

@@ -4,12 +4,12 @@
 
 use std::path::Path;
 
-use companion_core::hook_log;
-use companion_core::hub::DownReason;
-use companion_core::paths::Paths;
-use companion_core::session_state::{self, SessionState};
-use companion_core::settings::{self, Settings};
-use companion_core::status::{self, FabricRunState, SessionHooks, Status};
+use companion_platform::paths::Paths;
+use companion_sessions::hook_log;
+use companion_sessions::hub::DownReason;
+use companion_sessions::session_state::{self, SessionState};
+use companion_sessions::settings::{self, Settings};
+use companion_sessions::status::{self, FabricRunState, SessionHooks, Status};
 
 use crate::clock;
 use crate::model::{FabricLine, HostView, SessionView, Snapshot};
@@ -153,7 +153,7 @@ pub fn is_failure_since(line: &str, since: i64) -> bool {
 /// Whether the hook log's tail holds a failure of the last hour.
 pub fn recent_failure(log: &Path, now: i64) -> bool {
     // Never blocks on a FIFO or a device put at the log's place (the core's one careful read).
-    let Some(bytes) = companion_core::fsutil::read_tail(log, LOG_TAIL_BYTES) else {
+    let Some(bytes) = companion_platform::fsutil::read_tail(log, LOG_TAIL_BYTES) else {
         return false;
     };
     let since = now - FAILURE_WINDOW_SECS;
@@ -165,9 +165,9 @@ pub fn recent_failure(log: &Path, now: i64) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use companion_core::board::BoardState;
-    use companion_core::host::Host;
-    use companion_core::spool::{BoardRecord, SessionId, SessionRecord, Spool};
+    use companion_hosts::host::Host;
+    use companion_sessions::board::BoardState;
+    use companion_sessions::spool::{BoardRecord, SessionId, SessionRecord, Spool};
 
     fn paths_in(home: &Path) -> Paths {
         let fabric_dir = home.join("share/passioncode-fabric");
@@ -258,7 +258,7 @@ mod tests {
         assert!(snap.hosts[0].registered);
         assert_eq!(
             snap.hosts[0].hooks,
-            companion_core::install::HookStateKind::NotInstalled
+            companion_hosts::install::HookStateKind::NotInstalled
         );
         assert_eq!(snap.sessions.len(), 1);
         assert_eq!(snap.sessions[0].unread, Some(7));

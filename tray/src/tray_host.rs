@@ -2,7 +2,7 @@
 //! StatusNotifierItem host (`org.kde.StatusNotifierWatcher` owned on the session bus) or an
 //! XEmbed tray manager (an owner of the X selection `_NET_SYSTEM_TRAY_S<screen>`).
 //!
-//! The bus is asked with `dbus-send` through the core (`companion_core::desktop`; no second
+//! The bus is asked with `dbus-send` through the core (`companion_desktop::desktop`; no second
 //! D-Bus stack in the process); X through Xlib, loaded at run time by `x11-dl` (already part
 //! of the GTK stack). On GNOME, where no tray host runs until its AppIndicator extension is
 //! on, the person is told exactly that ([`NoTray`]).
@@ -27,10 +27,10 @@ pub enum NoTray {
 impl NoTray {
     /// Which case this desktop is (GNOME: which AppIndicator extension is installed, if any).
     pub fn detect(data_home: Option<&std::path::Path>) -> NoTray {
-        if companion_core::desktop::is_gnome() {
-            let installed = companion_core::desktop::installed_appindicator_extension(data_home);
+        if companion_desktop::desktop::is_gnome() {
+            let installed = companion_desktop::desktop::installed_appindicator_extension(data_home);
             NoTray::Gnome {
-                help: companion_core::desktop::gnome_tray_help(installed),
+                help: companion_desktop::desktop::gnome_tray_help(installed),
             }
         } else {
             NoTray::Other
@@ -43,7 +43,7 @@ pub const NO_TRAY_ON_GNOME: &str = "No tray icon on GNOME";
 
 /// Whether a StatusNotifierWatcher owns its name on the session bus.
 pub fn sni_watcher_present() -> bool {
-    companion_core::desktop::sni_watcher_present()
+    companion_desktop::desktop::sni_watcher_present()
 }
 
 /// Whether an XEmbed tray manager owns `_NET_SYSTEM_TRAY_S<default screen>`.

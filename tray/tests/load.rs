@@ -35,7 +35,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use companion_core::paths::Paths;
+use companion_platform::paths::Paths;
 use desktop::*;
 use load_support::{Reader, SESSIONS, event_name};
 

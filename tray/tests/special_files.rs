@@ -17,11 +17,11 @@ use std::path::{Path, PathBuf};
 use std::sync::mpsc;
 use std::time::Duration;
 
-use companion_core::board::BoardState;
-use companion_core::host::Host;
-use companion_core::install::HookStateKind;
-use companion_core::paths::Paths;
-use companion_core::spool::{BoardRecord, SessionId, SessionRecord, Spool};
+use companion_hosts::host::Host;
+use companion_hosts::install::HookStateKind;
+use companion_platform::paths::Paths;
+use companion_sessions::board::BoardState;
+use companion_sessions::spool::{BoardRecord, SessionId, SessionRecord, Spool};
 use fabric_tray::model::{FabricLine, Snapshot};
 
 const WATCHDOG: Duration = Duration::from_secs(20);
@@ -285,7 +285,7 @@ fn a_special_file_at_the_trays_lock_makes_the_tray_exit_with_one_line_never_hang
                 let runtime = dir.path().join("run");
                 std::fs::create_dir_all(&home).unwrap();
                 std::fs::create_dir_all(&runtime).unwrap();
-                let lock = runtime.join(companion_core::tray_lock::LOCK_NAME);
+                let lock = runtime.join(companion_desktop::tray_lock::LOCK_NAME);
                 plant(kind, &lock);
                 let before = kind_of(&lock);
                 let what = format!("the tray's lock as {kind:?}");

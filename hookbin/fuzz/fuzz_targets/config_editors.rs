@@ -5,9 +5,9 @@
 use std::path::Path;
 use std::sync::OnceLock;
 
-use companion_core::host::Host;
-use companion_core::install::{self, Operation};
-use companion_core::paths::Paths;
+use companion_hosts::host::Host;
+use companion_hosts::install::{self, Operation};
+use companion_platform::paths::Paths;
 
 static HOME: OnceLock<tempfile::TempDir> = OnceLock::new();
 

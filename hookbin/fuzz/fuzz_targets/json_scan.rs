@@ -2,7 +2,7 @@
 //! serde_json accepts, with each top-level member's span reading as serde reads it.
 #![no_main]
 
-use companion_core::json_scan;
+use companion_hosts::json_scan;
 
 libfuzzer_sys::fuzz_target!(|data: &[u8]| {
     let scanned = json_scan::root(data);

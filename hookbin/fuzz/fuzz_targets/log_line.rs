@@ -4,7 +4,7 @@
 libfuzzer_sys::fuzz_target!(|data: &[u8]| {
     let text = String::from_utf8_lossy(data);
     for line in text.lines() {
-        if let Some(line) = companion_core::hook_log::parse_line(line) {
+        if let Some(line) = companion_sessions::hook_log::parse_line(line) {
             let _ = line.is_failure();
         }
     }

@@ -17,5 +17,5 @@ libfuzzer_sys::fuzz_target!(|data: &[u8]| {
     }
     let dir = DIR.get_or_init(|| tempfile::tempdir().unwrap());
     std::fs::write(dir.path().join("svc.json"), data).unwrap();
-    let _ = companion_core::services::count_descriptors(dir.path());
+    let _ = companion_sessions::services::count_descriptors(dir.path());
 });

@@ -195,7 +195,7 @@ pub fn sha256_of(bytes: &[u8]) -> String {
 
 /// Our commands in a host's config text, as (event, command), in file order.
 pub fn our_commands(host: &str, text: &str) -> Vec<(String, String)> {
-    let is_ours = companion_core::install::is_ours;
+    let is_ours = companion_hosts::hook_command::is_ours;
     if host == "kimi" {
         let table: toml::Table = text.parse().expect("config.toml parses");
         let Some(hooks) = table.get("hooks").and_then(|h| h.as_array()) else {

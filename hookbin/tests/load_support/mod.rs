@@ -18,10 +18,10 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use companion_core::hook_log;
-use companion_core::paths::Paths;
-use companion_core::spool::{MAX_TURNS, Spool};
-use companion_core::status;
+use companion_platform::paths::Paths;
+use companion_sessions::hook_log;
+use companion_sessions::spool::{MAX_TURNS, Spool};
+use companion_sessions::status;
 
 /// Live sessions.
 pub const SESSIONS: usize = 20;
@@ -125,7 +125,8 @@ impl Reader {
                     assert!(snapshot.sessions.len() <= SESSIONS);
                     for (id, _) in &sessions {
                         let board = paths.spool_dir(id).join("board.json");
-                        if let Ok(Some(bytes)) = companion_core::fsutil::read_bounded(&board, 65536)
+                        if let Ok(Some(bytes)) =
+                            companion_platform::fsutil::read_bounded(&board, 65536)
                         {
                             assert!(
                                 serde_json::from_slice::<serde_json::Value>(&bytes).is_ok(),
@@ -135,7 +136,8 @@ impl Reader {
                         }
                         let _ = Spool::at(paths.spool_dir(id)).read_turns();
                     }
-                    if let Some(tail) = companion_core::fsutil::read_tail(&paths.hook_log(), 65536)
+                    if let Some(tail) =
+                        companion_platform::fsutil::read_tail(&paths.hook_log(), 65536)
                     {
                         let text = String::from_utf8_lossy(&tail);
                         // The first line of a tail may start mid-line; the rest are whole.

@@ -62,7 +62,7 @@ pub fn list(dir: &Path) -> Vec<ServiceView> {
             .filter(|e| {
                 e.file_name()
                     .to_str()
-                    .is_some_and(companion_core::services::is_descriptor_name)
+                    .is_some_and(companion_sessions::services::is_descriptor_name)
                     && e.file_type().is_ok_and(|t| !t.is_dir())
             })
             .map(|e| e.path())
@@ -134,7 +134,7 @@ pub fn inspect(path: &Path) -> ServiceView {
         }
     };
     let origin = descriptor.origin.clone();
-    if !companion_core::services::origin_is_loopback(&origin) {
+    if !companion_sessions::services::origin_is_loopback(&origin) {
         view.state = ServiceState::NotProbed;
         view.detail = "A remote service: the dashboard probes local services only.".into();
         return view;
@@ -235,7 +235,7 @@ fn short_error(e: &ureq::Error) -> String {
 
 fn read_bounded(path: &Path, limit: u64) -> Result<Vec<u8>, String> {
     // The core's one careful read: never blocks on a FIFO or a device.
-    let bytes = companion_core::fsutil::read_bounded_strict(path, limit + 1)
+    let bytes = companion_platform::fsutil::read_bounded_strict(path, limit + 1)
         .map_err(|e| e.to_string())?
         .ok_or_else(|| "it is gone".to_string())?;
     if bytes.len() as u64 > limit {

@@ -23,7 +23,7 @@ pub const APPINDICATOR: &str = "ubuntu-appindicators@ubuntu.com";
 /// The test-only probe (`tests/desktop-shells/gnome-extension/`).
 pub const PROBE: &str = "fabric-test-probe@passioncode.ai";
 /// Our shipped extension.
-pub const FOCUS: &str = companion_core::desktop::GNOME_FOCUS_EXTENSION;
+pub const FOCUS: &str = companion_desktop::desktop::GNOME_FOCUS_EXTENSION;
 
 const PROBE_PATH: &str = "/ai/passioncode/FabricCompanion/TestProbe";
 const PROBE_INTERFACE: &str = "ai.passioncode.FabricCompanion.TestProbe";

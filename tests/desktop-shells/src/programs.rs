@@ -56,7 +56,7 @@ pub fn fabric_tray() -> PathBuf {
 pub fn focus_extension_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("../../packaging/linux/gnome-shell-extension")
-        .join(companion_core::desktop::GNOME_FOCUS_EXTENSION)
+        .join(companion_desktop::desktop::GNOME_FOCUS_EXTENSION)
 }
 
 /// The test-only probe extension.

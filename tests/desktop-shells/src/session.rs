@@ -408,10 +408,10 @@ impl Session {
     }
 
     /// Waits for the session's record (the hook ran) and gives its host pid.
-    pub fn recorded_host(&self, session: &str) -> companion_core::spool::SessionRecord {
-        let spool = companion_core::spool::Spool::new(
+    pub fn recorded_host(&self, session: &str) -> companion_sessions::spool::SessionRecord {
+        let spool = companion_sessions::spool::Spool::new(
             &self.sessions_dir(),
-            &companion_core::spool::SessionId::new(session).unwrap(),
+            &companion_sessions::spool::SessionId::new(session).unwrap(),
         );
         wait_until(&format!("session {session} recorded"), WAIT, || {
             spool.read_session()
@@ -467,18 +467,18 @@ impl Session {
     /// Records a board reading for `session`, as the worker does; the moment it was written
     /// (microseconds since the epoch, the clock GNOME Shell's probe reads too).
     pub fn write_board(&self, session: &str, unread: u64) -> i64 {
-        let spool = companion_core::spool::Spool::new(
+        let spool = companion_sessions::spool::Spool::new(
             &self.sessions_dir(),
-            &companion_core::spool::SessionId::new(session).unwrap(),
+            &companion_sessions::spool::SessionId::new(session).unwrap(),
         );
-        let record = companion_core::spool::BoardRecord::observed_now(
+        let record = companion_sessions::spool::BoardRecord::observed_now(
             unread,
-            companion_core::board::BoardState::Ready,
+            companion_sessions::board::BoardState::Ready,
         );
         let written = spool.record_board(&record, false).unwrap();
         assert_eq!(
             written,
-            companion_core::spool::BoardWrite::Written,
+            companion_sessions::spool::BoardWrite::Written,
             "board of {session}"
         );
         now_micros()

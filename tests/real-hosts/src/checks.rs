@@ -595,16 +595,16 @@ fn product_agrees_with_codex(
     listed: &[serde_json::Value],
     overall: &str,
 ) {
-    use companion_core::approval::{self, HookVerdict};
+    use companion_hosts::approval::{self, HookVerdict};
     let codex_ours: Vec<&serde_json::Value> = listed
         .iter()
         .filter(|e| {
             e["command"]
                 .as_str()
-                .is_some_and(companion_core::install::is_ours)
+                .is_some_and(companion_hosts::hook_command::is_ours)
         })
         .collect();
-    let product = approval::read(companion_core::host::Host::Codex, &home.product_paths())
+    let product = approval::read(companion_hosts::host::Host::Codex, &home.product_paths())
         .expect("the product finds hooks of ours in hooks.json");
     assert_eq!(
         product.hooks.len(),
@@ -752,7 +752,7 @@ pub fn an_upgrade_keeps_codex_s_approval(program: &HostProgram) {
     std::fs::write(&upgraded, bytes).expect("the new version");
     assert_eq!(
         crate::install::update_stable_copy(&home, &upgraded),
-        companion_core::stable_binary::CopyOutcome::Updated
+        companion_hosts::stable_binary::CopyOutcome::Updated
     );
     assert_eq!(
         std::fs::read(home.stable_binary()).expect("the stable copy"),

@@ -155,9 +155,9 @@ impl TestHome {
 
     /// The product's own idea of where things are, for this HOME (Linux layout; the test
     /// process has no `CODEX_HOME`, `KIMI_CODE_HOME` or `CLAUDE_CONFIG_DIR` of its own).
-    pub fn product_paths(&self) -> companion_core::paths::Paths {
+    pub fn product_paths(&self) -> companion_platform::paths::Paths {
         let fabric_dir = self.fabric_dir();
-        companion_core::paths::Paths {
+        companion_platform::paths::Paths {
             home: self.home.clone(),
             services_dir: fabric_dir.join("services"),
             fabric_dir,

@@ -245,14 +245,14 @@ mod tests {
     #[test]
     fn the_product_s_tested_versions_are_the_pinned_ones() {
         for (host, product) in [
-            (Host::Claude, companion_core::host::Host::Claude),
-            (Host::Codex, companion_core::host::Host::Codex),
-            (Host::Kimi, companion_core::host::Host::Kimi),
+            (Host::Claude, companion_hosts::host::Host::Claude),
+            (Host::Codex, companion_hosts::host::Host::Codex),
+            (Host::Kimi, companion_hosts::host::Host::Kimi),
         ] {
             assert_eq!(
-                companion_core::host_version::tested(product),
+                companion_hosts::host_version::tested(product),
                 host.pinned_version(),
-                "{host}: companion_core::host_version::TESTED and versions.env differ"
+                "{host}: companion_hosts::host_version::TESTED and versions.env differ"
             );
         }
     }

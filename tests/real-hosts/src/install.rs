@@ -7,7 +7,7 @@
 use std::path::Path;
 use std::process::Output;
 
-use companion_core::stable_binary::{self, CopyOutcome};
+use companion_hosts::stable_binary::{self, CopyOutcome};
 
 use crate::binaries;
 use crate::home::TestHome;

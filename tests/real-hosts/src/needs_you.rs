@@ -382,7 +382,7 @@ fn prove_holding(
     home.fabric_running();
     install::install_hooks(&home);
     if host == Host::Codex {
-        codex_trust::grant_ours(&home, companion_core::install::is_ours)?;
+        codex_trust::grant_ours(&home, companion_hosts::hook_command::is_ours)?;
     }
     if host == Host::Claude {
         claude_seen_before(&home);
@@ -446,7 +446,7 @@ fn prove_holding(
     )?;
     let since = waiting["stateSince"]
         .as_str()
-        .and_then(companion_core::session_state::millis)
+        .and_then(companion_sessions::session_state::millis)
         .ok_or("no stateSince")? as f64
         / 1000.0;
     if notified[0].0 < since + GRACE.as_secs_f64() - 0.05 {

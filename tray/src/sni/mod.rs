@@ -31,7 +31,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
-use companion_core::paths::Paths;
+use companion_platform::paths::Paths;
 use futures_util::StreamExt;
 use tokio::sync::watch;
 use zbus::Connection;

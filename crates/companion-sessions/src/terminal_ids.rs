@@ -1,0 +1,295 @@
+//! The terminal a session runs in, by the terminal's own ids as the session-start hook finds
+//! them in its environment (the host inherits them from the tab or pane it was started in):
+//! `TMUX_PANE`, kitty's window and socket, WezTerm's pane and socket, Konsole's D-Bus
+//! session, Windows Terminal's, iTerm2's and Apple Terminal's session ids, an editor's
+//! integrated terminal. Only ids, never content: each value is kept only when it has the
+//! shape of an id (digits, a GUID, a socket address, a D-Bus name or path), else dropped.
+//!
+//! Read on the hook's fast path ([`TerminalIds::from_env`]: environment reads only, nothing
+//! started, nothing written here), kept in the session's record, and used by the jump
+//! (`session-focus`) to ask the terminal for the exact tab or pane.
+
+use serde::{Deserialize, Serialize};
+
+use companion_platform::env_vars;
+
+/// The longest value kept (a socket path, a GUID-carrying session id).
+const MAX_LEN: usize = 256;
+
+/// A kitty window (one tab holds one or more): `KITTY_WINDOW_ID`, and the socket kitty's
+/// remote control listens on (`KITTY_LISTEN_ON`, set only when kitty was started with
+/// `--listen-on` or `listen_on`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct KittyWindow {
+    pub window_id: u64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub listen_on: Option<String>,
+}
+
+/// A WezTerm pane: `WEZTERM_PANE`, and the socket of the WezTerm instance that runs it
+/// (`WEZTERM_UNIX_SOCKET`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct WeztermPane {
+    pub pane_id: u64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub socket: Option<String>,
+}
+
+/// A Konsole tab: the Konsole process's bus name (`KONSOLE_DBUS_SERVICE`), its window's
+/// object (`KONSOLE_DBUS_WINDOW`, `/Windows/N`) and the tab's session number
+/// (`KONSOLE_DBUS_SESSION`, `/Sessions/N`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct KonsoleSession {
+    pub service: String,
+    pub window: String,
+    pub session: u32,
+}
+
+/// An editor whose integrated terminal runs the session (`TERM_PROGRAM`,
+/// `TERMINAL_EMULATOR`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum Editor {
+    /// VS Code and its forks (Cursor, Windsurf, VSCodium): `TERM_PROGRAM=vscode`.
+    VsCode,
+    /// A JetBrains IDE: `TERMINAL_EMULATOR=JetBrains-JediTerm`.
+    JetBrains,
+}
+
+impl Editor {
+    pub fn display_name(self) -> &'static str {
+        match self {
+            Editor::VsCode => "VS Code",
+            Editor::JetBrains => "JetBrains IDE",
+        }
+    }
+}
+
+/// Every terminal id found at session start. Several can be present at once (a kitty started
+/// from a Konsole tab inherits Konsole's variables): the jump uses the ones of the terminal
+/// it finds among the session's ancestors.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TerminalIds {
+    /// `TMUX_PANE`: `%N`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tmux_pane: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kitty: Option<KittyWindow>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub wezterm: Option<WeztermPane>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub konsole: Option<KonsoleSession>,
+    /// `WT_SESSION`: Windows Terminal's GUID for the tab's session.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub windows_terminal: Option<String>,
+    /// `ITERM_SESSION_ID`: `w0t1p0:<GUID>`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub iterm2: Option<String>,
+    /// `TERM_SESSION_ID`: Apple Terminal's session GUID.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub apple_terminal: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub editor: Option<Editor>,
+}
+
+impl TerminalIds {
+    /// The ids in this process's environment (the hook's, inherited from the host).
+    pub fn from_env() -> TerminalIds {
+        Self::from_lookup(|name| std::env::var(name).ok())
+    }
+
+    /// The ids from any variable lookup (tests give a map).
+    pub fn from_lookup(get: impl Fn(&str) -> Option<String>) -> TerminalIds {
+        let get = |name: &str| get(name).filter(|v| !v.is_empty() && v.len() <= MAX_LEN);
+        let number = |name: &str| get(name).and_then(|v| v.parse::<u64>().ok());
+        let kitty = number(env_vars::KITTY_WINDOW_ID).map(|window_id| KittyWindow {
+            window_id,
+            listen_on: get(env_vars::KITTY_LISTEN_ON).filter(|v| is_socket_address(v)),
+        });
+        let wezterm = number(env_vars::WEZTERM_PANE).map(|pane_id| WeztermPane {
+            pane_id,
+            socket: get(env_vars::WEZTERM_UNIX_SOCKET).filter(|v| is_plain_path(v)),
+        });
+        let konsole = (|| {
+            let service = get(env_vars::KONSOLE_DBUS_SERVICE).filter(|v| is_bus_name(v))?;
+            let window = get(env_vars::KONSOLE_DBUS_WINDOW)
+                .filter(|v| numbered_path(v, "/Windows/").is_some())?;
+            let session = numbered_path(&get(env_vars::KONSOLE_DBUS_SESSION)?, "/Sessions/")?;
+            Some(KonsoleSession {
+                service,
+                window,
+                session,
+            })
+        })();
+        let editor = match (
+            get(env_vars::TERM_PROGRAM).as_deref(),
+            get(env_vars::TERMINAL_EMULATOR).as_deref(),
+        ) {
+            (Some("vscode"), _) => Some(Editor::VsCode),
+            (_, Some("JetBrains-JediTerm")) => Some(Editor::JetBrains),
+            _ => None,
+        };
+        TerminalIds {
+            tmux_pane: get(env_vars::TMUX_PANE)
+                .filter(|v| v.strip_prefix('%').is_some_and(all_digits)),
+            kitty,
+            wezterm,
+            konsole,
+            windows_terminal: get(env_vars::WT_SESSION).filter(|v| is_session_id(v)),
+            iterm2: get(env_vars::ITERM_SESSION_ID).filter(|v| is_session_id(v)),
+            apple_terminal: get(env_vars::TERM_SESSION_ID).filter(|v| is_session_id(v)),
+            editor,
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        *self == TerminalIds::default()
+    }
+}
+
+fn all_digits(s: &str) -> bool {
+    !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit())
+}
+
+/// A GUID or `w0t1p0:GUID`: letters, digits, `-`, `:` and `.` only.
+fn is_session_id(s: &str) -> bool {
+    s.len() <= 80
+        && s.bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b':' | b'.'))
+}
+
+/// kitty's `unix:/path`, `unix:@abstract` or `tcp:host:port`.
+fn is_socket_address(s: &str) -> bool {
+    (s.starts_with("unix:") || s.starts_with("tcp:")) && !s.bytes().any(|b| b.is_ascii_control())
+}
+
+/// An absolute path without control characters (WezTerm's socket).
+fn is_plain_path(s: &str) -> bool {
+    (s.starts_with('/') || s.get(1..3) == Some(":\\")) && !s.bytes().any(|b| b.is_ascii_control())
+}
+
+/// A D-Bus bus name: `:1.42` or `org.kde.konsole-1234`.
+fn is_bus_name(s: &str) -> bool {
+    s.len() <= 255
+        && s.contains('.')
+        && s.bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'-' | b':'))
+}
+
+/// `N` of `<prefix>N`.
+fn numbered_path(s: &str, prefix: &str) -> Option<u32> {
+    s.strip_prefix(prefix)
+        .filter(|n| all_digits(n))
+        .and_then(|n| n.parse().ok())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::HashMap;
+
+    fn ids(vars: &[(&str, &str)]) -> TerminalIds {
+        let map: HashMap<String, String> = vars
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        TerminalIds::from_lookup(|name| map.get(name).cloned())
+    }
+
+    #[test]
+    fn each_terminals_ids_are_read() {
+        let found = ids(&[
+            ("TMUX_PANE", "%7"),
+            ("KITTY_WINDOW_ID", "3"),
+            ("KITTY_LISTEN_ON", "unix:/tmp/kitty-sock"),
+            ("WEZTERM_PANE", "12"),
+            ("WEZTERM_UNIX_SOCKET", "/run/user/1000/wezterm/gui-sock-99"),
+            ("KONSOLE_DBUS_SERVICE", ":1.42"),
+            ("KONSOLE_DBUS_WINDOW", "/Windows/1"),
+            ("KONSOLE_DBUS_SESSION", "/Sessions/4"),
+            ("WT_SESSION", "0b7a2b6c-4a3e-4f5e-9d1a-6a0c5b2f1e77"),
+            (
+                "ITERM_SESSION_ID",
+                "w0t1p0:6B1C9A3E-0D8F-4C1B-8E2A-3F4D5C6B7A89",
+            ),
+            ("TERM_SESSION_ID", "6B1C9A3E-0D8F-4C1B-8E2A-3F4D5C6B7A89"),
+            ("TERM_PROGRAM", "vscode"),
+        ]);
+        assert_eq!(found.tmux_pane.as_deref(), Some("%7"));
+        assert_eq!(
+            found.kitty,
+            Some(KittyWindow {
+                window_id: 3,
+                listen_on: Some("unix:/tmp/kitty-sock".into())
+            })
+        );
+        assert_eq!(found.wezterm.as_ref().map(|w| w.pane_id), Some(12));
+        assert_eq!(
+            found.konsole,
+            Some(KonsoleSession {
+                service: ":1.42".into(),
+                window: "/Windows/1".into(),
+                session: 4
+            })
+        );
+        assert!(found.windows_terminal.is_some());
+        assert!(found.iterm2.is_some());
+        assert!(found.apple_terminal.is_some());
+        assert_eq!(found.editor, Some(Editor::VsCode));
+        assert_eq!(
+            ids(&[("TERMINAL_EMULATOR", "JetBrains-JediTerm")]).editor,
+            Some(Editor::JetBrains)
+        );
+        assert!(ids(&[]).is_empty());
+    }
+
+    #[test]
+    fn only_values_shaped_like_ids_are_kept() {
+        let found = ids(&[
+            ("TMUX_PANE", "7"),
+            ("KITTY_WINDOW_ID", "three"),
+            ("WEZTERM_PANE", "5"),
+            ("WEZTERM_UNIX_SOCKET", "relative/sock"),
+            ("KONSOLE_DBUS_SERVICE", "org.kde.konsole"),
+            ("KONSOLE_DBUS_WINDOW", "/Windows/1"),
+            ("KONSOLE_DBUS_SESSION", "/Sessions/x"),
+            ("WT_SESSION", "not a guid; rm -rf"),
+            ("TERM_PROGRAM", "iTerm.app"),
+        ]);
+        assert_eq!(found.tmux_pane, None);
+        assert_eq!(found.kitty, None);
+        assert_eq!(
+            found.wezterm,
+            Some(WeztermPane {
+                pane_id: 5,
+                socket: None
+            })
+        );
+        assert_eq!(found.konsole, None);
+        assert_eq!(found.windows_terminal, None);
+        assert_eq!(found.editor, None);
+        let kitty = ids(&[
+            ("KITTY_WINDOW_ID", "1"),
+            ("KITTY_LISTEN_ON", "/tmp/no-scheme"),
+        ]);
+        assert_eq!(kitty.kitty.unwrap().listen_on, None);
+        let long = "9".repeat(MAX_LEN + 1);
+        assert_eq!(ids(&[("KITTY_WINDOW_ID", &long)]).kitty, None);
+    }
+
+    #[test]
+    fn the_record_round_trips_and_stays_small_when_empty() {
+        let found = ids(&[("KITTY_WINDOW_ID", "2"), ("TMUX_PANE", "%1")]);
+        let text = serde_json::to_string(&found).unwrap();
+        assert_eq!(text, r#"{"tmuxPane":"%1","kitty":{"windowId":2}}"#);
+        assert_eq!(serde_json::from_str::<TerminalIds>(&text).unwrap(), found);
+        assert_eq!(
+            serde_json::to_string(&TerminalIds::default()).unwrap(),
+            "{}"
+        );
+    }
+}

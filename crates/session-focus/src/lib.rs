@@ -1,0 +1,403 @@
+//! Jump to a session: raise the window a live agent session runs in and, in tmux, select its
+//! pane. The one implementation behind the tray's session lines and notification clicks, the
+//! dashboard's session rows and `fabric-session focus <session id>`.
+//!
+//! From the host process recorded in the session's spool (pid and start ticks, so a reused
+//! pid is not mistaken for the host) we walk up its ancestors:
+//!
+//! - an ancestor that is a tmux pane: select its window and pane, then continue from the tmux
+//!   client attached to that session (its terminal is the window to raise);
+//! - the first ancestor owning a top-level window (X11: `_NET_WM_PID` or the X-Resource
+//!   extension over `_NET_CLIENT_LIST`) is raised the EWMH way; an editor's integrated
+//!   terminal finds the editor this way;
+//! - on Wayland the compositor raises it: GNOME Shell through our own GNOME Shell extension
+//!   (once the person turned it on), KWin through its scripting interface ([`compositor`]);
+//! - macOS activates the owning application (`NSRunningApplication`); Windows raises the
+//!   owning window (`SetForegroundWindow`, the console host's window for a console);
+//!   both written and compiled for their systems, not run here.
+//!
+//! Before the window is raised, the terminal is asked to show the session's own tab or pane
+//! ([`terminal`]: kitty, WezTerm, Konsole, iTerm2, by the ids the session-start hook
+//! recorded); where a terminal offers no way to, the answer says which tab it is.
+//!
+//! Where raising is impossible (a Wayland desktop without a way, no window manager, a
+//! desktop that refuses) the error carries where the session is ([`Place`]: project folder,
+//! host, terminal, tab, tmux target) so the person can get there. This crate never runs on a
+//! hook's path, never prints, and never reads more of another process than its parent, name,
+//! command line and (Linux) the two tmux variables of its environment.
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+use companion_hosts::host::Host;
+use companion_sessions::spool::{SessionId, Spool};
+
+pub mod ancestry;
+#[cfg(all(unix, not(target_os = "macos")))]
+pub mod compositor;
+#[cfg(target_os = "macos")]
+mod macos;
+pub mod terminal;
+pub mod tmux;
+#[cfg(windows)]
+mod windows;
+#[cfg(all(unix, not(target_os = "macos")))]
+mod x11;
+
+/// Where a session is, for a person to get there by hand.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Place {
+    /// The project folder's name.
+    pub project: String,
+    /// The session's folder (shown to the person, never logged).
+    pub folder: Option<PathBuf>,
+    pub host: Host,
+    /// The terminal (or editor) program the session runs in, when one was recognised.
+    pub terminal: Option<String>,
+    /// The tmux pane, `session:window.pane`.
+    pub tmux: Option<String>,
+    /// The terminal's tab or pane, when the terminal's ids were recorded.
+    pub tab: Option<terminal::Tab>,
+}
+
+impl fmt::Display for Place {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let project = if self.project.is_empty() {
+            "?"
+        } else {
+            &self.project
+        };
+        write!(f, "{project} ({})", self.host.display_name())?;
+        if let Some(folder) = &self.folder {
+            write!(f, " in {}", folder.display())?;
+        }
+        if let Some(tmux) = &self.tmux {
+            write!(f, ", tmux {tmux}")?;
+        }
+        if let Some(terminal) = &self.terminal {
+            write!(f, ", terminal {terminal}")?;
+        }
+        if let Some(tab) = &self.tab {
+            write!(f, ", {tab}")?;
+        }
+        Ok(())
+    }
+}
+
+/// Why the window could not be raised.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Refusal {
+    /// A Wayland session: a program may not raise another's window there, and this
+    /// compositor offers us no way.
+    Wayland,
+    /// GNOME Shell on Wayland, where only our extension can raise a window, and it is not
+    /// installed.
+    GnomeExtensionMissing,
+    /// GNOME Shell on Wayland, our extension installed but not turned on.
+    GnomeExtensionOff,
+    /// No graphical display to talk to (no `DISPLAY`).
+    NoDisplay,
+    /// The X server has no window manager implementing EWMH's `_NET_ACTIVE_WINDOW`.
+    NoWindowManager,
+    /// No top-level window belongs to the session's process or its ancestors.
+    NoWindow,
+    /// The tmux session has no client attached: no terminal shows it.
+    NoTmuxClient,
+    /// The window manager was asked and did not make the window active.
+    Refused,
+    /// Raising is not written for this system.
+    Unsupported,
+}
+
+impl Refusal {
+    /// One line saying why.
+    pub fn describe(self) -> &'static str {
+        match self {
+            Refusal::Wayland => {
+                "this Wayland desktop does not let a program raise another's window"
+            }
+            Refusal::GnomeExtensionMissing => {
+                "GNOME Shell lets a program raise another's window only through an extension, \
+                 and Fabric Companion's (fabric-companion-focus@passioncode.ai) is not \
+                 installed; it comes with the Linux package (installed during this session, \
+                 GNOME Shell sees it after you log out and in)"
+            }
+            Refusal::GnomeExtensionOff => {
+                "GNOME Shell lets a program raise another's window only through an extension, \
+                 and Fabric Companion's is installed but off; to allow it, run `gnome-extensions \
+                 enable fabric-companion-focus@passioncode.ai` (or turn it on in Extensions)"
+            }
+            Refusal::NoDisplay => "there is no display to raise a window on",
+            Refusal::NoWindowManager => {
+                "this desktop's window manager does not support raising windows (EWMH)"
+            }
+            Refusal::NoWindow => "no window belongs to the session's process",
+            Refusal::NoTmuxClient => "no terminal is attached to the session's tmux session",
+            Refusal::Refused => "the window manager did not raise the window",
+            Refusal::Unsupported => "raising windows is not supported on this system",
+        }
+    }
+}
+
+/// What was raised.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Raised {
+    /// The program owning the raised window (its process name), e.g. `xterm`, `code`.
+    pub program: String,
+    /// Its pid.
+    pub pid: u32,
+    /// The platform's window id (X11 window, Windows `HWND`), 0 where there is none (macOS:
+    /// the application is activated).
+    pub window: u64,
+    /// The tmux pane selected on the way, `session:window.pane`.
+    pub tmux: Option<String>,
+    /// The terminal's tab or pane: selected, or which it is when the terminal cannot be asked.
+    pub tab: Option<terminal::Tab>,
+}
+
+impl fmt::Display for Raised {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} (pid {}", self.program, self.pid)?;
+        if self.window != 0 {
+            write!(f, ", window 0x{:x}", self.window)?;
+        }
+        f.write_str(")")?;
+        if let Some(tmux) = &self.tmux {
+            write!(f, ", tmux pane {tmux}")?;
+        }
+        if let Some(tab) = &self.tab {
+            write!(f, ", {tab}")?;
+        }
+        Ok(())
+    }
+}
+
+/// Why jumping did not raise a window.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum FocusError {
+    #[error("no session with that id")]
+    UnknownSession,
+    #[error("the session's process is gone")]
+    ProcessGone,
+    #[error("{}; the session is {place}", refusal.describe())]
+    NotAllowed { refusal: Refusal, place: Box<Place> },
+}
+
+impl FocusError {
+    /// The exit status of `fabric-session focus`: 2 unknown, 3 gone, 4 not allowed.
+    pub fn exit_code(&self) -> u8 {
+        match self {
+            FocusError::UnknownSession => 2,
+            FocusError::ProcessGone => 3,
+            FocusError::NotAllowed { .. } => 4,
+        }
+    }
+}
+
+/// Raises the window of session `id` (its spool under `sessions_dir`).
+pub fn focus(sessions_dir: &Path, id: &str) -> Result<Raised, FocusError> {
+    let id = SessionId::new(id).ok_or(FocusError::UnknownSession)?;
+    let spool = Spool::new(sessions_dir, &id);
+    let record = spool.read_session().ok_or(FocusError::UnknownSession)?;
+    if !record.host_alive() || spool.read_end().is_some() {
+        return Err(FocusError::ProcessGone);
+    }
+    let chain = ancestry::ancestors(record.host_pid);
+    let mut place = Place {
+        project: record.project.clone(),
+        folder: record.cwd.clone(),
+        host: record.host,
+        terminal: ancestry::terminal_name(&chain),
+        tmux: None,
+        tab: None,
+    };
+    // In tmux the window to raise is the terminal of the client showing the pane.
+    let (chain, tmux_target) = match tmux::locate(&chain) {
+        Some(pane) => {
+            place.tmux = Some(pane.target.clone());
+            let client = tmux::select(&pane);
+            match client {
+                Some(client_pid) => {
+                    let client_chain = ancestry::ancestors(client_pid);
+                    place.terminal = ancestry::terminal_name(&client_chain);
+                    (client_chain, Some(pane.target))
+                }
+                None => {
+                    return Err(FocusError::NotAllowed {
+                        refusal: Refusal::NoTmuxClient,
+                        place: Box::new(place),
+                    });
+                }
+            }
+        }
+        None => (chain, None),
+    };
+    // The terminal's own tab first (outside tmux: inside, the recorded ids are the tmux
+    // server's, not the attached client's), then its window.
+    if tmux_target.is_none() {
+        place.tab = terminal::select(&record.terminal, &chain);
+    }
+    match raise(&chain) {
+        Ok((program, pid, window)) => Ok(Raised {
+            program,
+            pid,
+            window,
+            tmux: tmux_target,
+            tab: place.tab,
+        }),
+        Err(refusal) => Err(FocusError::NotAllowed {
+            refusal,
+            place: Box::new(place),
+        }),
+    }
+}
+
+/// Raises the window of the first process in `chain` that owns one: on Wayland through the
+/// compositor (GNOME Shell with our extension, KWin), else (and for XWayland windows where
+/// the compositor offers no way) the X11 way.
+#[cfg(all(unix, not(target_os = "macos")))]
+fn raise(chain: &[ancestry::Ancestor]) -> Result<(String, u32, u64), Refusal> {
+    let wayland = ancestry::wayland_session();
+    let mut compositor_refusal = None;
+    if wayland {
+        match compositor::raise_first(chain) {
+            Some(Ok((program, pid))) => return Ok((program, pid, 0)),
+            // The compositor looked and found no window, or would not: final.
+            Some(Err(refusal @ (Refusal::NoWindow | Refusal::Refused))) => return Err(refusal),
+            Some(Err(refusal)) => compositor_refusal = Some(refusal),
+            None => {}
+        }
+    }
+    let wayland_refusal = compositor_refusal.unwrap_or(Refusal::Wayland);
+    if std::env::var_os("DISPLAY").is_none_or(|d| d.is_empty()) {
+        return Err(if wayland {
+            wayland_refusal
+        } else {
+            Refusal::NoDisplay
+        });
+    }
+    let result = x11::Desktop::connect().and_then(|desktop| desktop.raise_first(chain));
+    match result {
+        // XWayland: only X11 windows are seen, the compositor decides, and most refuse.
+        Err(Refusal::Refused | Refusal::NoWindow | Refusal::NoWindowManager) if wayland => {
+            Err(wayland_refusal)
+        }
+        other => other,
+    }
+}
+
+#[cfg(target_os = "macos")]
+fn raise(chain: &[ancestry::Ancestor]) -> Result<(String, u32, u64), Refusal> {
+    macos::raise_first(chain)
+}
+
+#[cfg(windows)]
+fn raise(chain: &[ancestry::Ancestor]) -> Result<(String, u32, u64), Refusal> {
+    windows::raise_first(chain)
+}
+
+#[cfg(not(any(unix, windows)))]
+fn raise(_chain: &[ancestry::Ancestor]) -> Result<(String, u32, u64), Refusal> {
+    Err(Refusal::Unsupported)
+}
+
+/// Whether jumping to a session can raise its window on this desktop: `Ok(())`, or why not
+/// (a Wayland desktop without a way: GNOME Shell with our extension missing or off, an
+/// unknown compositor). X11, macOS and Windows say yes (each jump still reads back).
+pub fn jump_support() -> Result<(), Refusal> {
+    #[cfg(all(unix, not(target_os = "macos")))]
+    if ancestry::wayland_session() {
+        return compositor::support();
+    }
+    Ok(())
+}
+
+/// Turns our GNOME Shell extension on, when the person asks for it (the dashboard's button);
+/// whether GNOME Shell took it. Nowhere else does anything turn it on.
+pub fn enable_gnome_jump() -> bool {
+    #[cfg(all(unix, not(target_os = "macos")))]
+    {
+        compositor::enable_gnome_extension()
+    }
+    #[cfg(not(all(unix, not(target_os = "macos"))))]
+    {
+        false
+    }
+}
+
+/// The process owning the active window (Wayland: GNOME Shell with our extension, KWin; X11
+/// with an EWMH window manager, on `$DISPLAY`; Windows' foreground window); `None` elsewhere
+/// or when it cannot be told.
+pub fn active_window_pid() -> Option<u32> {
+    #[cfg(windows)]
+    {
+        windows::active_pid()
+    }
+    #[cfg(not(windows))]
+    {
+        #[cfg(all(unix, not(target_os = "macos")))]
+        if ancestry::wayland_session()
+            && let Some(pid) = compositor::focused_pid()
+        {
+            return Some(pid);
+        }
+        let display = std::env::var("DISPLAY").ok().filter(|d| !d.is_empty())?;
+        active_window_pid_on(&display)
+    }
+}
+
+/// [`active_window_pid`] on the X display `display` (`:0`).
+pub fn active_window_pid_on(display: &str) -> Option<u32> {
+    #[cfg(all(unix, not(target_os = "macos")))]
+    {
+        x11::Desktop::connect_to(Some(display)).ok()?.active_pid()
+    }
+    #[cfg(not(all(unix, not(target_os = "macos"))))]
+    {
+        let _ = display;
+        None
+    }
+}
+
+/// Which of these sessions (id, host pid) the person is looking at: the active window is its
+/// process's or an ancestor's, or, in tmux, its pane is the one shown by a client whose
+/// terminal is the active window. `None` when none is, or the desktop cannot tell.
+pub fn looked_at(sessions: &[(&str, u32)]) -> Option<String> {
+    let active = active_window_pid();
+    tracing::debug!(
+        ?active,
+        wayland = ancestry::wayland_session(),
+        "the active window's process"
+    );
+    looked_at_pid(active?, sessions)
+}
+
+/// [`looked_at`] on the X display `display`.
+pub fn looked_at_on(display: &str, sessions: &[(&str, u32)]) -> Option<String> {
+    looked_at_pid(active_window_pid_on(display)?, sessions)
+}
+
+fn looked_at_pid(active: u32, sessions: &[(&str, u32)]) -> Option<String> {
+    sessions.iter().find_map(|&(id, pid)| {
+        let chain = ancestry::ancestors(pid);
+        if chain.iter().any(|a| a.pid == active) {
+            return Some(id.to_string());
+        }
+        let pane = tmux::locate(&chain)?;
+        tmux::shown_in(&pane, active).then(|| id.to_string())
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_gnome_refusals_say_how_to_turn_the_extension_on() {
+        let off = Refusal::GnomeExtensionOff.describe();
+        assert!(off.contains(companion_desktop::desktop::GNOME_FOCUS_ENABLE_COMMAND));
+        let missing = Refusal::GnomeExtensionMissing.describe();
+        assert!(missing.contains(companion_desktop::desktop::GNOME_FOCUS_EXTENSION));
+        assert!(missing.contains("is not installed"));
+    }
+}
