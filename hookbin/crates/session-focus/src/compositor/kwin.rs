@@ -5,6 +5,10 @@
 //! unloaded and its file removed. Works with KWin 5 (`clientList`, `activeClient`) and 6
 //! (`windowList`, `activeWindow`).
 
+use std::io::{self, Read, Write};
+use std::os::unix::ffi::OsStringExt;
+use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
+use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
 use tokio::sync::oneshot;
@@ -106,20 +110,14 @@ async fn run_script(bus: &zbus::Connection, pids: Option<&[u32]>) -> Option<Answ
         std::process::id(),
         unique.trim_start_matches(':').replace('.', "-")
     );
-    let dir = std::env::var_os("XDG_RUNTIME_DIR")
-        .map(std::path::PathBuf::from)
-        .unwrap_or_else(std::env::temp_dir);
-    let file = dir.join(format!("{name}.js"));
-    companion_core::fsutil::write_atomic(
-        &file,
-        script.as_bytes(),
-        companion_core::fsutil::PRIVATE_FILE_MODE,
-    )
-    .ok()?;
+    let runtime_dir = std::env::var_os("XDG_RUNTIME_DIR").map(PathBuf::from);
+    let file = ScriptFile::write(runtime_dir.as_deref(), &std::env::temp_dir(), &script)
+        .inspect_err(|error| tracing::debug!(%error, "cannot write the KWin script"))
+        .ok()?;
     let scripting = ScriptingProxy::new(bus).await.ok()?;
     let answer = async {
         scripting
-            .load_script(file.to_str()?, &name)
+            .load_script(file.path.to_str()?, &name)
             .await
             .ok()
             .filter(|id| *id >= 0)?;
@@ -129,8 +127,79 @@ async fn run_script(bus: &zbus::Connection, pids: Option<&[u32]>) -> Option<Answ
     }
     .await;
     let _ = scripting.unload_script(&name).await;
-    let _ = std::fs::remove_file(&file);
+    drop(file);
     answer
+}
+
+/// The script's file, written where no one else can put anything: an unpredictable name,
+/// created exclusively (`O_EXCL`, never through a link, mode 0600) in a folder only we own
+/// and only we may write (`$XDG_RUNTIME_DIR` when it is such a folder, else a new private
+/// folder made by `mkdtemp` in the temp folder). Removed (with its private folder) on drop.
+struct ScriptFile {
+    path: PathBuf,
+    /// The private folder made for it, removed with it.
+    made_dir: Option<PathBuf>,
+}
+
+impl ScriptFile {
+    fn write(runtime_dir: Option<&Path>, temp_dir: &Path, script: &str) -> io::Result<ScriptFile> {
+        let (dir, made_dir) = match runtime_dir.filter(|d| only_ours(d)) {
+            Some(dir) => (dir.to_path_buf(), None),
+            None => {
+                let made = private_dir_in(temp_dir)?;
+                (made.clone(), Some(made))
+            }
+        };
+        let path = dir.join(format!("fabric-companion-focus-{}.js", random_hex()?));
+        let written = std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .mode(0o600)
+            .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
+            .open(&path)
+            .and_then(|mut f| f.write_all(script.as_bytes()));
+        let file = ScriptFile { path, made_dir };
+        written.map(|()| file)
+    }
+}
+
+impl Drop for ScriptFile {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.path);
+        if let Some(dir) = &self.made_dir {
+            let _ = std::fs::remove_dir(dir);
+        }
+    }
+}
+
+/// Whether `dir` is a real folder (not a link) of ours that no one else may write.
+fn only_ours(dir: &Path) -> bool {
+    std::fs::symlink_metadata(dir).is_ok_and(|m| {
+        // SAFETY: geteuid has no preconditions.
+        m.is_dir() && m.uid() == unsafe { libc::geteuid() } && m.mode() & 0o077 == 0
+    })
+}
+
+/// A new folder of ours, mode 0700, with an unpredictable name in `parent` (`mkdtemp`).
+fn private_dir_in(parent: &Path) -> io::Result<PathBuf> {
+    let template = parent.join("fabric-companion-XXXXXX");
+    let mut bytes = std::ffi::CString::new(template.into_os_string().into_vec())
+        .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "a NUL in the temp folder"))?
+        .into_bytes_with_nul();
+    // SAFETY: a NUL-terminated, writable template ending in XXXXXX, as mkdtemp requires.
+    let made = unsafe { libc::mkdtemp(bytes.as_mut_ptr().cast()) };
+    if made.is_null() {
+        return Err(io::Error::last_os_error());
+    }
+    bytes.pop();
+    Ok(PathBuf::from(std::ffi::OsString::from_vec(bytes)))
+}
+
+/// 16 random bytes from the kernel, in hex.
+fn random_hex() -> io::Result<String> {
+    let mut bytes = [0u8; 16];
+    std::fs::File::open("/dev/urandom")?.read_exact(&mut bytes)?;
+    Ok(bytes.iter().map(|b| format!("{b:02x}")).collect())
 }
 
 /// How long KWin has to make the window active when it did not at once (a Wayland window
@@ -162,4 +231,59 @@ pub async fn activate(bus: &zbus::Connection, pids: &[u32]) -> Result<Activated,
 
 pub async fn focused_pid(bus: &zbus::Connection) -> Option<u32> {
     run_script(bus, None).await.map(|a| a.pid)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Issue 22, item 3: without `XDG_RUNTIME_DIR` the script went to the temp folder under a
+    /// predictable name through a write that follows links, so a link planted there (another
+    /// local user, `fs.protected_symlinks` 0) had the jump overwrite the link's target. Now
+    /// the name is unpredictable, created exclusively, in a folder only we own.
+    #[test]
+    fn the_script_is_never_written_through_a_planted_link() {
+        let temp = tempfile::tempdir().unwrap();
+        let victim = temp.path().join("victim");
+        std::fs::write(&victim, "precious").unwrap();
+        // The names the old code picked: pid, then the bus's unique name.
+        for unique in ["1-1", "1-2", "1-3", "1-42"] {
+            let planted = temp.path().join(format!(
+                "fabric-companion-focus-{}-{unique}.js",
+                std::process::id()
+            ));
+            std::os::unix::fs::symlink(&victim, planted).unwrap();
+        }
+        // A runtime folder others may write is not used either.
+        let shared = temp.path().join("shared");
+        std::fs::create_dir(&shared).unwrap();
+        std::fs::set_permissions(&shared, std::fs::Permissions::from_mode(0o777)).unwrap();
+        use std::os::unix::fs::PermissionsExt;
+        for runtime in [None, Some(shared.as_path())] {
+            let file = ScriptFile::write(runtime, temp.path(), "the script").unwrap();
+            assert_eq!(std::fs::read_to_string(&victim).unwrap(), "precious");
+            let meta = std::fs::symlink_metadata(&file.path).unwrap();
+            assert!(meta.is_file());
+            assert_eq!(meta.mode() & 0o777, 0o600);
+            assert_eq!(std::fs::read_to_string(&file.path).unwrap(), "the script");
+            let dir = file.path.parent().unwrap().to_path_buf();
+            assert_ne!(dir, temp.path(), "never straight in the shared temp folder");
+            assert_ne!(dir, shared);
+            assert!(only_ours(&dir), "{}", dir.display());
+            drop(file);
+            assert!(!dir.exists(), "the private folder goes with the file");
+        }
+        // A runtime folder of our own, 0700, is used as it is, under a new name each time.
+        let own = temp.path().join("own");
+        std::fs::create_dir(&own).unwrap();
+        std::fs::set_permissions(&own, std::fs::Permissions::from_mode(0o700)).unwrap();
+        let a = ScriptFile::write(Some(&own), temp.path(), "a").unwrap();
+        let b = ScriptFile::write(Some(&own), temp.path(), "b").unwrap();
+        assert_eq!(a.path.parent(), Some(own.as_path()));
+        assert_ne!(a.path, b.path);
+        let (a_path, b_path) = (a.path.clone(), b.path.clone());
+        drop((a, b));
+        assert!(!a_path.exists() && !b_path.exists());
+        assert!(own.is_dir(), "the runtime folder itself stays");
+    }
 }
