@@ -4,6 +4,11 @@
 //! and restores it) and calls us back on our own connection with what it did; then it is
 //! unloaded and its file removed. Works with KWin 5 (`clientList`, `activeClient`) and 6
 //! (`windowList`, `activeWindow`).
+//!
+//! The script is unloaded and its file removed on every path: KWin's answer is awaited only
+//! until [`CALLBACK_WITHIN`] (past it the jump says KWin did not answer,
+//! [`Refusal::CompositorSilent`]), inside the compositor's deadline; a run cut off anyway
+//! leaves its script's name for [`unload_left`], which the compositor call runs last.
 
 use std::io::{self, Read, Write};
 use std::os::unix::ffi::OsStringExt;
@@ -11,7 +16,10 @@ use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
+use std::time::Duration;
+
 use tokio::sync::oneshot;
+use tokio::time::Instant;
 
 use super::Activated;
 use crate::Refusal;
@@ -85,14 +93,89 @@ struct Answer {
     active: bool,
 }
 
-/// Runs the script with `pids` (activate) or none (only say which window is active).
-async fn run_script(bus: &zbus::Connection, pids: Option<&[u32]>) -> Option<Answer> {
-    let unique = bus.unique_name()?.to_string();
+/// How long KWin has to call back once the script is started. With [`VERIFY_FOR`] it stays
+/// well inside the compositor's [`super::DEADLINE`], so the script is always unloaded here.
+const CALLBACK_WITHIN: Duration = Duration::from_millis(1200);
+/// How long unloading a script may take.
+const UNLOAD_WITHIN: Duration = Duration::from_millis(500);
+
+/// Why the script gave no answer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum NoAnswer {
+    /// KWin took the script and did not call back by the deadline.
+    Silent,
+    /// The script could not be written, loaded or started, or its answer was not read.
+    Failed,
+}
+
+thread_local! {
+    /// Scripts loaded on this thread whose run was cut off before it unloaded them (the
+    /// compositor's deadline dropped the work): [`unload_left`] unloads them.
+    static LEFT_LOADED: std::cell::RefCell<Vec<String>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// A script KWin holds: unloaded by [`run_script`] on every path it finishes; when its run is
+/// dropped midway, its name is kept for [`unload_left`].
+struct Loaded {
+    name: Option<String>,
+}
+
+impl Drop for Loaded {
+    fn drop(&mut self) {
+        if let Some(name) = self.name.take() {
+            LEFT_LOADED.with(|left| left.borrow_mut().push(name));
+        }
+    }
+}
+
+/// Unloads the scripts a cut-off run left loaded (see [`Loaded`]), within [`UNLOAD_WITHIN`].
+pub async fn unload_left(bus: &zbus::Connection) {
+    let names: Vec<String> = LEFT_LOADED.with(|left| left.borrow_mut().drain(..).collect());
+    if names.is_empty() {
+        return;
+    }
+    let unload = async {
+        let scripting = ScriptingProxy::new(bus).await.ok()?;
+        for name in &names {
+            let _ = scripting.unload_script(name).await;
+        }
+        Some(())
+    };
+    if tokio::time::timeout(UNLOAD_WITHIN, unload).await.is_err() {
+        tracing::debug!("KWin did not take the unload of a script in time");
+    }
+}
+
+/// Runs the script with `pids` (activate) or none (only say which window is active); KWin
+/// must call back by `by`. The script is unloaded and its file removed on every path.
+async fn run_script(
+    bus: &zbus::Connection,
+    pids: Option<&[u32]>,
+    by: Instant,
+) -> Result<Answer, NoAnswer> {
+    let unique = bus.unique_name().ok_or(NoAnswer::Failed)?.to_string();
     let (sender, receiver) = oneshot::channel();
     let reply = Reply {
         sender: Mutex::new(Some(sender)),
     };
-    bus.object_server().at(REPLY_PATH, reply).await.ok()?;
+    // A reply object left by an earlier run on this connection would take this run's answer.
+    let _ = bus.object_server().remove::<Reply, _>(REPLY_PATH).await;
+    bus.object_server()
+        .at(REPLY_PATH, reply)
+        .await
+        .map_err(|_| NoAnswer::Failed)?;
+    let answer = load_and_wait(bus, &unique, pids, receiver, by).await;
+    let _ = bus.object_server().remove::<Reply, _>(REPLY_PATH).await;
+    answer
+}
+
+async fn load_and_wait(
+    bus: &zbus::Connection,
+    unique: &str,
+    pids: Option<&[u32]>,
+    receiver: oneshot::Receiver<String>,
+    by: Instant,
+) -> Result<Answer, NoAnswer> {
     let list = pids
         .map(|p| p.iter().map(u32::to_string).collect::<Vec<_>>().join(","))
         .unwrap_or_default();
@@ -113,20 +196,40 @@ async fn run_script(bus: &zbus::Connection, pids: Option<&[u32]>) -> Option<Answ
     let runtime_dir = std::env::var_os("XDG_RUNTIME_DIR").map(PathBuf::from);
     let file = ScriptFile::write(runtime_dir.as_deref(), &std::env::temp_dir(), &script)
         .inspect_err(|error| tracing::debug!(%error, "cannot write the KWin script"))
-        .ok()?;
-    let scripting = ScriptingProxy::new(bus).await.ok()?;
-    let answer = async {
-        scripting
-            .load_script(file.path.to_str()?, &name)
+        .map_err(|_| NoAnswer::Failed)?;
+    let scripting = ScriptingProxy::new(bus)
+        .await
+        .map_err(|_| NoAnswer::Failed)?;
+    let mut loaded = Loaded { name: None };
+    let run = async {
+        let id = scripting
+            .load_script(file.path.to_str().ok_or(NoAnswer::Failed)?, &name)
             .await
-            .ok()
-            .filter(|id| *id >= 0)?;
-        scripting.start().await.ok()?;
-        let text = receiver.await.ok()?;
-        serde_json::from_str::<Answer>(&text).ok()
+            .map_err(|_| NoAnswer::Failed)?;
+        // KWin holds it from here (even when it says no, unloading is harmless).
+        loaded.name = Some(name.clone());
+        if id < 0 {
+            return Err(NoAnswer::Failed);
+        }
+        scripting.start().await.map_err(|_| NoAnswer::Failed)?;
+        let text = receiver.await.map_err(|_| NoAnswer::Failed)?;
+        serde_json::from_str::<Answer>(&text).map_err(|_| NoAnswer::Failed)
+    };
+    let answer = match tokio::time::timeout_at(by, run).await {
+        Ok(answer) => answer,
+        Err(_) => {
+            tracing::debug!("KWin took the script and did not call back in time");
+            Err(NoAnswer::Silent)
+        }
+    };
+    if let Some(name) = loaded.name.take() {
+        let unloaded = tokio::time::timeout(UNLOAD_WITHIN, scripting.unload_script(&name)).await;
+        if !matches!(unloaded, Ok(Ok(_))) {
+            // Tried again at the end of the compositor call.
+            loaded.name = Some(name);
+        }
     }
-    .await;
-    let _ = scripting.unload_script(&name).await;
+    drop(loaded);
     drop(file);
     answer
 }
@@ -204,23 +307,26 @@ fn random_hex() -> io::Result<String> {
 
 /// How long KWin has to make the window active when it did not at once (a Wayland window
 /// becomes active once its client takes the focus).
-const VERIFY_FOR: std::time::Duration = std::time::Duration::from_millis(1500);
+const VERIFY_FOR: Duration = Duration::from_millis(1500);
 
 pub async fn activate(bus: &zbus::Connection, pids: &[u32]) -> Result<Activated, Refusal> {
-    match run_script(bus, Some(pids)).await {
-        None => Err(Refusal::Refused),
-        Some(Answer { pid: 0, .. }) => Err(Refusal::NoWindow),
-        Some(Answer {
+    match run_script(bus, Some(pids), Instant::now() + CALLBACK_WITHIN).await {
+        Err(NoAnswer::Silent) => Err(Refusal::CompositorSilent),
+        Err(NoAnswer::Failed) => Err(Refusal::Refused),
+        Ok(Answer { pid: 0, .. }) => Err(Refusal::NoWindow),
+        Ok(Answer {
             pid,
             program,
             active: true,
         }) => Ok((program, pid)),
-        Some(Answer { pid, program, .. }) => {
-            // Read back until it is active, or refused.
-            let deadline = tokio::time::Instant::now() + VERIFY_FOR;
-            while tokio::time::Instant::now() < deadline {
-                tokio::time::sleep(std::time::Duration::from_millis(100)).await;
-                if focused_pid(bus).await == Some(pid) {
+        Ok(Answer { pid, program, .. }) => {
+            // Read back until it is active, or refused; every read back within the same bound.
+            let deadline = Instant::now() + VERIFY_FOR;
+            while Instant::now() < deadline {
+                tokio::time::sleep(Duration::from_millis(100)).await;
+                if let Ok(answer) = run_script(bus, None, deadline).await
+                    && answer.pid == pid
+                {
                     return Ok((program, pid));
                 }
             }
@@ -230,7 +336,10 @@ pub async fn activate(bus: &zbus::Connection, pids: &[u32]) -> Result<Activated,
 }
 
 pub async fn focused_pid(bus: &zbus::Connection) -> Option<u32> {
-    run_script(bus, None).await.map(|a| a.pid)
+    run_script(bus, None, Instant::now() + CALLBACK_WITHIN)
+        .await
+        .ok()
+        .map(|a| a.pid)
 }
 
 #[cfg(test)]
