@@ -63,7 +63,12 @@ impl std::ops::DerefMut for Kwin {
 
 impl Kwin {
     pub fn start(suite: &str, test: &str) -> Kwin {
-        let mut session = Session::new(suite, test, "KDE");
+        Self::start_with_session_bus_policy(suite, test, None)
+    }
+
+    /// [`Kwin::start`] with `policy` added to the session bus's configuration.
+    pub fn start_with_session_bus_policy(suite: &str, test: &str, policy: Option<&str>) -> Kwin {
+        let mut session = Session::with_session_bus_policy(suite, test, "KDE", policy);
         let bin = session.home().join("bin");
         std::fs::create_dir_all(&bin).unwrap();
         let copy = bin.join("kwin_wayland");
@@ -347,4 +352,29 @@ fn which(program: &str) -> Option<std::path::PathBuf> {
     std::env::split_paths(&path)
         .map(|dir| dir.join(program))
         .find(|p| Path::new(p).is_file())
+}
+
+/// The objects KWin serves for the scripts it holds (`/Scripting/Script<N>`, one per loaded
+/// script), as its introspection lists them.
+pub fn loaded_scripts(kwin: &Kwin) -> Vec<String> {
+    let bus = kwin.bus().clone();
+    let xml: String = kwin.block_on(async move {
+        let reply = bus
+            .call_method(
+                Some("org.kde.KWin"),
+                "/Scripting",
+                Some("org.freedesktop.DBus.Introspectable"),
+                "Introspect",
+                &(),
+            )
+            .await
+            .expect("KWin's /Scripting introspection");
+        reply.body().deserialize::<String>().unwrap()
+    });
+    xml.split("<node name=\"")
+        .skip(1)
+        .filter_map(|rest| rest.split('"').next())
+        .filter(|name| name.starts_with("Script"))
+        .map(str::to_string)
+        .collect()
 }
