@@ -353,28 +353,3 @@ fn which(program: &str) -> Option<std::path::PathBuf> {
         .map(|dir| dir.join(program))
         .find(|p| Path::new(p).is_file())
 }
-
-/// The objects KWin serves for the scripts it holds (`/Scripting/Script<N>`, one per loaded
-/// script), as its introspection lists them.
-pub fn loaded_scripts(kwin: &Kwin) -> Vec<String> {
-    let bus = kwin.bus().clone();
-    let xml: String = kwin.block_on(async move {
-        let reply = bus
-            .call_method(
-                Some("org.kde.KWin"),
-                "/Scripting",
-                Some("org.freedesktop.DBus.Introspectable"),
-                "Introspect",
-                &(),
-            )
-            .await
-            .expect("KWin's /Scripting introspection");
-        reply.body().deserialize::<String>().unwrap()
-    });
-    xml.split("<node name=\"")
-        .skip(1)
-        .filter_map(|rest| rest.split('"').next())
-        .filter(|name| name.starts_with("Script"))
-        .map(str::to_string)
-        .collect()
-}
