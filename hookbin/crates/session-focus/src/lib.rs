@@ -384,6 +384,22 @@ pub fn looked_at(sessions: &[(&str, u32)]) -> Option<String> {
     looked_at_pid(active?, sessions)
 }
 
+/// Whether an XEmbed tray manager runs on the X display `$DISPLAY` (the tray's choice of
+/// shell), asked within 2 s: a display that cannot be asked in time has none. False off
+/// X11 systems.
+pub fn xembed_tray_present() -> bool {
+    #[cfg(all(unix, not(target_os = "macos")))]
+    {
+        let present = x11::xembed_tray_present(None, x11::QUERY_WITHIN);
+        tracing::debug!(?present, "an XEmbed tray manager");
+        present.unwrap_or(false)
+    }
+    #[cfg(not(all(unix, not(target_os = "macos"))))]
+    {
+        false
+    }
+}
+
 /// [`looked_at`] on the X display `display`.
 pub fn looked_at_on(display: &str, sessions: &[(&str, u32)]) -> Option<String> {
     looked_at_pid(active_window_pid_on(display)?, sessions)

@@ -607,6 +607,23 @@ impl Desktop {
     }
 }
 
+/// Whether an XEmbed tray manager owns `_NET_SYSTEM_TRAY_S<screen>` on `display` (`None`:
+/// `$DISPLAY`), every exchange within `within`; `None` when the display could not be asked
+/// (none, refused, or silent past the bound).
+pub fn xembed_tray_present(display: Option<&str>, within: Duration) -> Option<bool> {
+    let deadline = Instant::now() + within;
+    let (conn, screen) = connect_bounded(display, deadline).ok()?;
+    let name = format!("_NET_SYSTEM_TRAY_S{screen}");
+    let atom = conn
+        .intern_atom(false, name.as_bytes())
+        .ok()?
+        .reply()
+        .ok()?
+        .atom;
+    let owner = conn.get_selection_owner(atom).ok()?.reply().ok()?.owner;
+    Some(owner != 0)
+}
+
 /// This machine's name (`gethostname`, the kernel's node name), as X clients write it.
 fn host_name() -> Option<Vec<u8>> {
     let mut buf = [0u8; 256];
