@@ -467,8 +467,22 @@ fn without_a_display_focus_says_where_the_session_is() {
 /// Runs `fabric-session focus <id>` in `home`, giving up on it (killed, then a failure) after
 /// 20 seconds.
 fn focus_watched(home: &Home, id: &str, what: &str) -> std::process::Output {
-    let mut child = home
-        .command(&["focus", id])
+    focus_watched_with(home, id, &[], what)
+}
+
+#[cfg(unix)]
+/// [`focus_watched`] with these environment variables set.
+fn focus_watched_with(
+    home: &Home,
+    id: &str,
+    env: &[(&str, &str)],
+    what: &str,
+) -> std::process::Output {
+    let mut command = home.command(&["focus", id]);
+    for (key, value) in env {
+        command.env(key, value);
+    }
+    let mut child = command
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -669,4 +683,87 @@ fn a_window_of_another_machine_is_never_taken_for_a_local_process() {
         desk.active_window().map(|w| format!("0x{w:x}")),
         Some(remote_window)
     );
+}
+
+/// A display number whose X socket path is free and whose TCP port on 127.0.0.1 we could
+/// take: the silent "X server" listens on both.
+#[cfg(unix)]
+struct SilentDisplay {
+    number: u16,
+    socket: PathBuf,
+    _tcp: std::net::TcpListener,
+    _unix: std::os::unix::net::UnixListener,
+}
+
+#[cfg(unix)]
+impl SilentDisplay {
+    /// Listens as display `:N` (a number from 150 on that nothing else holds) and never
+    /// answers: connections are taken by the kernel (the listen backlog) and never read.
+    fn start() -> SilentDisplay {
+        let _ = std::fs::create_dir_all("/tmp/.X11-unix");
+        for number in 150u16..250 {
+            let socket = PathBuf::from(format!("/tmp/.X11-unix/X{number}"));
+            if socket.exists() {
+                continue;
+            }
+            let Ok(tcp) = std::net::TcpListener::bind(("127.0.0.1", 6000 + number)) else {
+                continue;
+            };
+            let Ok(unix) = std::os::unix::net::UnixListener::bind(&socket) else {
+                continue;
+            };
+            return SilentDisplay {
+                number,
+                socket,
+                _tcp: tcp,
+                _unix: unix,
+            };
+        }
+        panic!("no free display number between 150 and 249");
+    }
+}
+
+#[cfg(unix)]
+impl Drop for SilentDisplay {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.socket);
+    }
+}
+
+/// Issue 22, item 1: an X display that takes the connection and never answers (a listener on
+/// 127.0.0.1:60NN, or a stale `DISPLAY` whose socket another local user's program now holds)
+/// kept `focus` waiting for good (x11rb's connect and every `.reply()` had no deadline). Now
+/// every exchange with the server is bounded: the jump ends, saying the display did not
+/// answer and where the session is.
+#[cfg(unix)]
+#[test]
+fn a_display_that_never_answers_ends_the_jump() {
+    let home = Home::new();
+    let silent = SilentDisplay::start();
+    let mut host = Command::new("sleep").arg("1000").spawn().unwrap();
+    record(&home, "s1", host.id(), Host::Codex);
+    let tcp = format!("127.0.0.1:{}", silent.number);
+    let local = format!(":{}", silent.number);
+    let outs: Vec<(String, std::process::Output)> = [tcp, local]
+        .into_iter()
+        .map(|display| {
+            let what = format!("DISPLAY={display}");
+            let out = focus_watched_with(&home, "s1", &[("DISPLAY", &display)], &what);
+            (display, out)
+        })
+        .collect();
+    let _ = host.kill();
+    let _ = host.wait();
+    for (display, out) in outs {
+        assert_eq!(out.status.code(), Some(4), "DISPLAY={display}: {out:?}");
+        assert!(out.stdout.is_empty());
+        assert_eq!(
+            String::from_utf8_lossy(&out.stderr).trim(),
+            format!(
+                "fabric-session: the X display did not answer in time; the session is my-project (Codex) in {}",
+                home.project().display()
+            ),
+            "DISPLAY={display}"
+        );
+    }
 }

@@ -421,9 +421,13 @@ pub fn count_text(total: u64) -> String {
     }
 }
 
-/// The total unread count over the live sessions.
+/// The total unread count over the live sessions (saturating: the counts come from files).
 pub fn total_unread(snapshot: &Snapshot) -> u64 {
-    snapshot.sessions.iter().filter_map(|s| s.unread).sum()
+    snapshot
+        .sessions
+        .iter()
+        .filter_map(|s| s.unread)
+        .fold(0, u64::saturating_add)
 }
 
 /// The icon state of a snapshot.
@@ -996,7 +1000,7 @@ fn notification_words(sessions: &[Notified]) -> (String, String) {
                     Notice::Unread(n) => n,
                     _ => 0,
                 })
-                .sum();
+                .fold(0, u64::saturating_add);
             (
                 format!("{} sessions · {unread} unread", many.len()),
                 projects.join(", "),
@@ -1444,6 +1448,25 @@ pub(crate) mod tests {
         assert!(rules[2].contains(&format!("within {COALESCE_SECS} seconds")));
         assert_eq!(RATE_LIMIT_SECS, 60);
         assert!(rules[3].contains("one notification a minute per session"));
+    }
+
+    /// Issue 22, item 4: the counts come from files; their total saturates instead of
+    /// overflowing (a panic in a debug build, a wrapped count otherwise).
+    #[test]
+    fn the_unread_total_saturates() {
+        let snap = snapshot(vec![
+            session("a", Some(u64::MAX), false),
+            session("b", Some(7), false),
+        ]);
+        assert_eq!(total_unread(&snap), u64::MAX);
+        assert_eq!(icon_state(&snap).count_text, "99+");
+        // Both rise at once: one notification for the two, its total saturated too.
+        let model = seen(vec![
+            session("a", Some(0), false),
+            session("b", Some(0), false),
+        ]);
+        let d = decide(&model, &snap, 100);
+        assert!(!d.notifications.is_empty());
     }
 
     #[test]

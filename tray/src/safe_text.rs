@@ -27,6 +27,22 @@ pub fn body(text: &str) -> String {
     clean(text, BODY_MAX_CHARS, true)
 }
 
+/// A notification body for a server that reads the body as markup (its capabilities say
+/// `body-markup`): `&`, `<` and `>` as entities, so a project folder named `a&b` or `<x>`
+/// shows as written and never loses the whole body to a markup error.
+pub fn markup_escaped(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
 fn clean(text: &str, max_chars: usize, keep_newlines: bool) -> String {
     let mut out = String::with_capacity(text.len().min(max_chars * 4));
     let mut count = 0;
@@ -53,6 +69,15 @@ fn clean(text: &str, max_chars: usize, keep_newlines: bool) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_markup_body_shows_as_written() {
+        assert_eq!(
+            markup_escaped("2 unread on a&b\n<x> & <b>y</b>"),
+            "2 unread on a&amp;b\n&lt;x&gt; &amp; &lt;b&gt;y&lt;/b&gt;"
+        );
+        assert_eq!(markup_escaped("plain"), "plain");
+    }
 
     #[test]
     fn nul_and_other_controls_never_pass() {

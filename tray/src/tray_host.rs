@@ -3,8 +3,8 @@
 //! XEmbed tray manager (an owner of the X selection `_NET_SYSTEM_TRAY_S<screen>`).
 //!
 //! The bus is asked with `dbus-send` through the core (`companion_desktop::desktop`; no second
-//! D-Bus stack in the process); X through Xlib, loaded at run time by `x11-dl` (already part
-//! of the GTK stack). On GNOME, where no tray host runs until its AppIndicator extension is
+//! D-Bus stack in the process); X through `session-focus`'s x11rb connection, every wait on
+//! it bounded. On GNOME, where no tray host runs until its AppIndicator extension is
 //! on, the person is told exactly that ([`NoTray`]).
 
 /// What to tell a person who has no tray.
@@ -46,26 +46,12 @@ pub fn sni_watcher_present() -> bool {
     companion_desktop::desktop::sni_watcher_present()
 }
 
-/// Whether an XEmbed tray manager owns `_NET_SYSTEM_TRAY_S<default screen>`.
+/// Whether an XEmbed tray manager owns `_NET_SYSTEM_TRAY_S<default screen>` (asked through
+/// `session-focus`'s bounded X connection: a display that never answers means no tray, never
+/// a frozen tray).
 #[cfg(target_os = "linux")]
 pub fn xembed_tray_present() -> bool {
-    use std::ffi::CString;
-    let Ok(xlib) = x11_dl::xlib::Xlib::open() else {
-        return false;
-    };
-    // SAFETY: plain Xlib calls on a display we open and close here; null checks on each.
-    unsafe {
-        let display = (xlib.XOpenDisplay)(std::ptr::null());
-        if display.is_null() {
-            return false;
-        }
-        let screen = (xlib.XDefaultScreen)(display);
-        let name = CString::new(format!("_NET_SYSTEM_TRAY_S{screen}")).unwrap_or_default();
-        let atom = (xlib.XInternAtom)(display, name.as_ptr(), 0);
-        let owner = (xlib.XGetSelectionOwner)(display, atom);
-        (xlib.XCloseDisplay)(display);
-        owner != 0
-    }
+    session_focus::xembed_tray_present()
 }
 
 #[cfg(not(target_os = "linux"))]

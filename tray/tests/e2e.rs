@@ -893,3 +893,67 @@ fn the_tray_as_a_status_notifier_item() {
     let _ = fabric.wait();
     drop(host);
 }
+
+/// Issue 22, item 4: dunst reads a notification's body as markup (its capabilities say
+/// `body-markup`), and the body of a notification for several sessions names their
+/// projects: folders named `a&b` and `<x>` made a body dunst could not parse (shown wrong,
+/// or lost). The tray now escapes the body for such a server: what dunst is sent is the
+/// escaped text, which it shows as written.
+#[test]
+fn project_names_reach_a_markup_notification_server_as_written() {
+    let test = "project_names_reach_a_markup_notification_server_as_written";
+    if !desktop_available(test) {
+        return;
+    }
+    let mut desktop = Desktop::start("markup", true);
+    let companion = companion_program(&desktop);
+    std::fs::create_dir_all(desktop.config_dir()).unwrap();
+    std::fs::write(
+        desktop.config_dir().join("settings.json"),
+        r#"{"watchIntervalSecs": 10}"#,
+    )
+    .unwrap();
+    let mut tray = desktop.command(TRAY);
+    tray.env("FABRIC_COMPANION_BIN", &companion)
+        .env("FABRIC_SESSION_BIN", session_binary())
+        .env(
+            "FABRIC_TRAY_LOG",
+            "info,rmcp=warn,notify=warn,fabric_tray=debug",
+        );
+    desktop.spawn_logged("fabric-tray", tray);
+    wait_until("the stable copy of fabric-session", WAIT, || {
+        desktop.stable_binary().is_file().then_some(())
+    });
+    let fabric = wire_claude_and_fabric(&desktop);
+    let mut hosts = Vec::new();
+    for (name, session) in [("a&b", "markup-amp"), ("<x>", "markup-lt")] {
+        let project = desktop.home().join("work").join(name);
+        std::fs::create_dir_all(&project).unwrap();
+        let mut host = Host::start(&desktop);
+        host.hook(&desktop, "SessionStart", session, &project);
+        host.hook(&desktop, "Stop", session, &project);
+        wait_until("the first board reading", WAIT, || {
+            (board_unread(&desktop, session)? == 0).then_some(())
+        });
+        hosts.push((host, session, project));
+    }
+    desktop.fake.set_unread(2);
+    for (host, session, project) in &mut hosts {
+        host.hook(&desktop, "Stop", session, project);
+    }
+    wait_until("one notification for both sessions", WAIT, || {
+        notifies(&desktop.notify_text())
+            .iter()
+            .any(|(_, summary, _)| summary == "2 sessions · 4 unread")
+            .then_some(())
+    });
+    let calls = notifies(&desktop.notify_text());
+    let (_, _, body) = calls
+        .iter()
+        .rev()
+        .find(|(_, summary, _)| summary == "2 sessions · 4 unread")
+        .unwrap();
+    assert_eq!(body, "a&amp;b, &lt;x&gt;", "{calls:?}");
+    drop(hosts);
+    drop(fabric);
+}

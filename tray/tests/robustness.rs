@@ -794,3 +794,80 @@ fn a_hanging_tmux_never_freezes_the_menu() {
     drop(host);
     drop(fabric);
 }
+
+/// The tooltip the item shows (its text, as a host reads `ToolTip`).
+fn tooltip(client: &Client, item: &str) -> String {
+    client
+        .call::<_, OwnedValue>(
+            item,
+            "/StatusNotifierItem",
+            "org.freedesktop.DBus.Properties",
+            "Get",
+            &("org.kde.StatusNotifierItem", "ToolTip"),
+        )
+        .map(|value| format!("{value:?}"))
+        .unwrap_or_default()
+}
+
+/// Issue 22, item 1, in the tray: the looked-at check asks the X display who is in front,
+/// on the one snapshot thread. With a `DISPLAY` that takes the connection and never answers
+/// (127.0.0.1:60NN, nothing read), once a session could notify the thread waited for good:
+/// a board change to 7 never reached the icon again. Every wait on the display is bounded
+/// now, and a check that runs out of time means "cannot tell".
+#[test]
+fn a_display_that_never_answers_never_freezes_the_icon() {
+    let test = "a_display_that_never_answers_never_freezes_the_icon";
+    if !available(test) {
+        return;
+    }
+    let (number, _silent) = (150u16..250)
+        .find_map(|n| {
+            std::net::TcpListener::bind(("127.0.0.1", 6000 + n))
+                .ok()
+                .map(|l| (n, l))
+        })
+        .expect("a free display port");
+    let display = format!("127.0.0.1:{number}");
+    let mut desktop = Desktop::start("silent-display", false);
+    start_watcher(&mut desktop);
+    let tray = start_tray_with(
+        &mut desktop,
+        r#"{"watchIntervalSecs": 10}"#,
+        &[("DISPLAY", &display)],
+    );
+    let client = Client::new(&desktop.bus);
+    let item = item_name(&client, tray);
+    wait_until("the item's menu", WAIT, || item_answers(&client, tray));
+    let fabric = wire_claude_and_fabric(&desktop);
+    let mut host = Host::start(&desktop);
+    let project = desktop.home().join("work/alpha");
+    std::fs::create_dir_all(&project).unwrap();
+    host.hook(&desktop, "SessionStart", "silent-display", &project);
+    host.hook(&desktop, "Stop", "silent-display", &project);
+    wait_until("the first board reading", WAIT, || {
+        (board_unread(&desktop, "silent-display")? == 0).then_some(())
+    });
+    // The session needs the person: it could notify, so the tray asks the display.
+    host.hook(&desktop, "PermissionRequest", "silent-display", &project);
+    std::thread::sleep(Duration::from_secs(3));
+    desktop.fake.set_unread(7);
+    host.hook(&desktop, "Stop", "silent-display", &project);
+    wait_until("the board at 7", WAIT, || {
+        (board_unread(&desktop, "silent-display")? == 7).then_some(())
+    });
+    let reached = (0..300).any(|_| {
+        if tooltip(&client, &item).contains("7 unread") {
+            return true;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+        false
+    });
+    assert!(
+        reached,
+        "the icon never showed 7 unread (tooltip {:?}); log:\n{}",
+        tooltip(&client, &item),
+        log_of(&desktop, "fabric-tray")
+    );
+    drop(host);
+    drop(fabric);
+}

@@ -325,7 +325,10 @@ impl Spool {
     }
 
     pub fn read_session(&self) -> Option<SessionRecord> {
-        self.read_json("session.json")
+        let mut record: SessionRecord = self.read_json("session.json")?;
+        // The terminal's ids are checked again: the file may have changed since the hook.
+        record.terminal = std::mem::take(&mut record.terminal).checked();
+        Some(record)
     }
 
     /// Appends a turn under the lock, numbering it after the last one and keeping the last 50.

@@ -149,6 +149,34 @@ impl TerminalIds {
     pub fn is_empty(&self) -> bool {
         *self == TerminalIds::default()
     }
+
+    /// The same ids with every value checked again as [`Self::from_lookup`] checks it: for ids
+    /// read back from a file (the session's record), which anyone able to write it could
+    /// have changed. A value without the shape of its id is dropped.
+    pub fn checked(self) -> TerminalIds {
+        let text = |v: &String, shape: fn(&str) -> bool| kept(v) && shape(v);
+        TerminalIds {
+            tmux_pane: self
+                .tmux_pane
+                .filter(|v| text(v, |v| v.strip_prefix('%').is_some_and(all_digits))),
+            kitty: self.kitty.map(|k| KittyWindow {
+                window_id: k.window_id,
+                listen_on: k.listen_on.filter(|v| text(v, is_socket_address)),
+            }),
+            wezterm: self.wezterm.map(|w| WeztermPane {
+                pane_id: w.pane_id,
+                socket: w.socket.filter(|v| text(v, is_plain_path)),
+            }),
+            konsole: self.konsole.filter(|k| {
+                text(&k.service, is_bus_name)
+                    && text(&k.window, |v| numbered_path(v, "/Windows/").is_some())
+            }),
+            windows_terminal: self.windows_terminal.filter(|v| text(v, is_session_id)),
+            iterm2: self.iterm2.filter(|v| text(v, is_session_id)),
+            apple_terminal: self.apple_terminal.filter(|v| text(v, is_session_id)),
+            editor: self.editor,
+        }
+    }
 }
 
 fn all_digits(s: &str) -> bool {
@@ -162,9 +190,17 @@ fn is_session_id(s: &str) -> bool {
             .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b':' | b'.'))
 }
 
-/// kitty's `unix:/path`, `unix:@abstract` or `tcp:host:port`.
+/// kitty's `unix:/path` or `unix:@abstract`: a local socket only (never `tcp:`, which could
+/// name another host, and whose port anyone on the machine may take).
 fn is_socket_address(s: &str) -> bool {
-    (s.starts_with("unix:") || s.starts_with("tcp:")) && !s.bytes().any(|b| b.is_ascii_control())
+    s.strip_prefix("unix:")
+        .is_some_and(|rest| rest.len() > 1 && (rest.starts_with('/') || rest.starts_with('@')))
+        && !s.bytes().any(|b| b.is_ascii_control())
+}
+
+/// A kept value: not empty, at most [`MAX_LEN`] bytes.
+fn kept(s: &str) -> bool {
+    !s.is_empty() && s.len() <= MAX_LEN
 }
 
 /// An absolute path without control characters (WezTerm's socket).
@@ -277,8 +313,62 @@ mod tests {
             ("KITTY_LISTEN_ON", "/tmp/no-scheme"),
         ]);
         assert_eq!(kitty.kitty.unwrap().listen_on, None);
+        // Issue 22, item 4: only a local socket; `tcp:` could name another host.
+        for remote in [
+            "tcp:evil.example:9999",
+            "tcp:127.0.0.1:9999",
+            "unix:",
+            "unix:rel",
+        ] {
+            let kitty = ids(&[("KITTY_WINDOW_ID", "1"), ("KITTY_LISTEN_ON", remote)]);
+            assert_eq!(kitty.kitty.unwrap().listen_on, None, "{remote}");
+        }
+        let abstract_socket = ids(&[("KITTY_WINDOW_ID", "1"), ("KITTY_LISTEN_ON", "unix:@kitty")]);
+        assert_eq!(
+            abstract_socket.kitty.unwrap().listen_on.as_deref(),
+            Some("unix:@kitty")
+        );
         let long = "9".repeat(MAX_LEN + 1);
         assert_eq!(ids(&[("KITTY_WINDOW_ID", &long)]).kitty, None);
+    }
+
+    /// Issue 22, item 4: ids read back from a record are checked again, not only when the
+    /// hook recorded them: a value changed in the file since is dropped.
+    #[test]
+    fn ids_read_back_are_checked_again() {
+        let planted: TerminalIds = serde_json::from_str(
+            r#"{"tmuxPane": "%1; rm -rf", "kitty": {"windowId": 3, "listenOn": "tcp:evil.example:1"},
+                "wezterm": {"paneId": 2, "socket": "relative/sock"},
+                "konsole": {"service": "org.kde.konsole-1 x", "window": "/Windows/1", "session": 1},
+                "windowsTerminal": "a b", "iterm2": "w0t0p0:ok", "editor": "vsCode"}"#,
+        )
+        .unwrap();
+        let checked = planted.checked();
+        assert_eq!(checked.tmux_pane, None);
+        assert_eq!(
+            checked.kitty,
+            Some(KittyWindow {
+                window_id: 3,
+                listen_on: None
+            })
+        );
+        assert_eq!(
+            checked.wezterm.as_ref().and_then(|w| w.socket.as_ref()),
+            None
+        );
+        assert_eq!(checked.konsole, None);
+        assert_eq!(checked.windows_terminal, None);
+        assert_eq!(checked.iterm2.as_deref(), Some("w0t0p0:ok"));
+        assert_eq!(checked.editor, Some(Editor::VsCode));
+        let good = ids(&[
+            ("TMUX_PANE", "%7"),
+            ("KITTY_WINDOW_ID", "3"),
+            ("KITTY_LISTEN_ON", "unix:/tmp/kitty-sock"),
+            ("KONSOLE_DBUS_SERVICE", ":1.42"),
+            ("KONSOLE_DBUS_WINDOW", "/Windows/1"),
+            ("KONSOLE_DBUS_SESSION", "/Sessions/4"),
+        ]);
+        assert_eq!(good.clone().checked(), good, "what the hook keeps stays");
     }
 
     #[test]

@@ -97,6 +97,11 @@ pub enum Refusal {
     GnomeExtensionOff,
     /// No graphical display to talk to (no `DISPLAY`).
     NoDisplay,
+    /// The X display took the connection and did not answer in time: nothing could be told.
+    DisplaySilent,
+    /// KWin took the jump's script and did not call back in time (the script was unloaded and
+    /// its file removed).
+    CompositorSilent,
     /// The X server has no window manager implementing EWMH's `_NET_ACTIVE_WINDOW`.
     NoWindowManager,
     /// No top-level window belongs to the session's process or its ancestors.
@@ -128,6 +133,10 @@ impl Refusal {
                  enable fabric-companion-focus@passioncode.ai` (or turn it on in Extensions)"
             }
             Refusal::NoDisplay => "there is no display to raise a window on",
+            Refusal::DisplaySilent => "the X display did not answer in time",
+            Refusal::CompositorSilent => {
+                "KWin took the request to raise the window and did not answer in time"
+            }
             Refusal::NoWindowManager => {
                 "this desktop's window manager does not support raising windows (EWMH)"
             }
@@ -276,7 +285,8 @@ fn raise(chain: &[ancestry::Ancestor]) -> Result<(String, u32, u64), Refusal> {
             Refusal::NoDisplay
         });
     }
-    let result = x11::Desktop::connect().and_then(|desktop| desktop.raise_first(chain));
+    let result =
+        x11::Desktop::connect(x11::JUMP_WITHIN).and_then(|desktop| desktop.raise_first(chain));
     match result {
         // XWayland: only X11 windows are seen, the compositor decides, and most refuse.
         Err(Refusal::Refused | Refusal::NoWindow | Refusal::NoWindowManager) if wayland => {
@@ -350,7 +360,9 @@ pub fn active_window_pid() -> Option<u32> {
 pub fn active_window_pid_on(display: &str) -> Option<u32> {
     #[cfg(all(unix, not(target_os = "macos")))]
     {
-        x11::Desktop::connect_to(Some(display)).ok()?.active_pid()
+        x11::Desktop::connect_to(Some(display), x11::QUERY_WITHIN)
+            .ok()?
+            .active_pid()
     }
     #[cfg(not(all(unix, not(target_os = "macos"))))]
     {
@@ -370,6 +382,22 @@ pub fn looked_at(sessions: &[(&str, u32)]) -> Option<String> {
         "the active window's process"
     );
     looked_at_pid(active?, sessions)
+}
+
+/// Whether an XEmbed tray manager runs on the X display `$DISPLAY` (the tray's choice of
+/// shell), asked within 2 s: a display that cannot be asked in time has none. False off
+/// X11 systems.
+pub fn xembed_tray_present() -> bool {
+    #[cfg(all(unix, not(target_os = "macos")))]
+    {
+        let present = x11::xembed_tray_present(None, x11::QUERY_WITHIN);
+        tracing::debug!(?present, "an XEmbed tray manager");
+        present.unwrap_or(false)
+    }
+    #[cfg(not(all(unix, not(target_os = "macos"))))]
+    {
+        false
+    }
 }
 
 /// [`looked_at`] on the X display `display`.

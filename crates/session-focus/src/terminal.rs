@@ -155,7 +155,8 @@ fn only_recorded(ids: &TerminalIds) -> Option<Kind> {
 
 fn kitty(window: &KittyWindow) -> Tab {
     let tab = format!("kitty window {}", window.window_id);
-    let Some(socket) = &window.listen_on else {
+    // A local socket only (the record's ids are checked when read; checked here too).
+    let Some(socket) = window.listen_on.as_ref().filter(|s| s.starts_with("unix:")) else {
         return Tab::NotSelectable {
             tab,
             why: "kitty's remote control is off (start kitty with --listen-on unix:<path> and \

@@ -7,7 +7,17 @@
 //!
 //! Also answers "which process owns the active window" for the tray's rule that a session the
 //! person is looking at is not notified.
+//!
+//! Every exchange with the server is bounded: the connection is made within
+//! [`CONNECT_WITHIN`] (TCP and Unix sockets alike, never a blocking `connect`), and the socket
+//! is a [`BoundedStream`] whose every wait ends at the connection's deadline, so a display that
+//! never answers (a listener that accepts and stays silent, a stale `DISPLAY` another user's
+//! program now holds) ends in [`Refusal::DisplaySilent`] and no thread is left behind.
 
+use std::io::{self, IoSlice};
+use std::net::{TcpStream, ToSocketAddrs};
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::os::unix::net::UnixStream;
 use std::time::{Duration, Instant};
 
 use x11rb::connection::Connection;
@@ -17,7 +27,10 @@ use x11rb::protocol::xproto::{
     Atom, AtomEnum, ClientMessageEvent, ConnectionExt as _, CreateWindowAux, EventMask, PropMode,
     Window, WindowClass,
 };
-use x11rb::rust_connection::RustConnection;
+use x11rb::reexports::x11rb_protocol::parse_display::{self, ConnectAddress};
+use x11rb::reexports::x11rb_protocol::xauth;
+use x11rb::rust_connection::{DefaultStream, PollMode, RustConnection, Stream};
+use x11rb::utils::RawFdContainer;
 use x11rb::wrapper::ConnectionExt as _;
 
 use crate::Refusal;
@@ -25,6 +38,244 @@ use crate::ancestry::Ancestor;
 
 /// How long the window manager has to make the window active.
 const VERIFY_FOR: Duration = Duration::from_millis(1500);
+
+/// How long making the connection (one address) may take.
+const CONNECT_WITHIN: Duration = Duration::from_secs(2);
+/// How long a whole jump may talk to the server (connect, read the clients, activate and
+/// read back: [`VERIFY_FOR`] and the timestamp probe included).
+pub const JUMP_WITHIN: Duration = Duration::from_secs(6);
+/// How long asking which window is active may take (the tray's looked-at check).
+pub const QUERY_WITHIN: Duration = Duration::from_secs(2);
+
+/// The X server's socket, every wait on it ending at `deadline`: past it, a wait fails with
+/// `TimedOut` at once, and so does every request waiting for a reply.
+pub struct BoundedStream {
+    inner: DefaultStream,
+    deadline: Instant,
+}
+
+impl BoundedStream {
+    fn timed_out() -> io::Error {
+        io::Error::new(
+            io::ErrorKind::TimedOut,
+            "the X server did not answer in time",
+        )
+    }
+}
+
+impl Stream for BoundedStream {
+    fn poll(&self, mode: PollMode) -> io::Result<()> {
+        let mut events = 0;
+        if mode.readable() {
+            events |= libc::POLLIN;
+        }
+        if mode.writable() {
+            events |= libc::POLLOUT;
+        }
+        loop {
+            let left = self.deadline.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                return Err(Self::timed_out());
+            }
+            let mut fd = libc::pollfd {
+                fd: self.inner.as_raw_fd(),
+                events,
+                revents: 0,
+            };
+            let millis = i32::try_from(left.as_millis()).unwrap_or(i32::MAX).max(1);
+            // SAFETY: one valid pollfd for the length given; the fd is open while `self` is.
+            let rc = unsafe { libc::poll(&mut fd, 1, millis) };
+            if rc > 0 {
+                return Ok(());
+            }
+            if rc < 0 {
+                let error = io::Error::last_os_error();
+                if error.kind() != io::ErrorKind::Interrupted {
+                    return Err(error);
+                }
+            }
+        }
+    }
+
+    fn read(&self, buf: &mut [u8], fd_storage: &mut Vec<RawFdContainer>) -> io::Result<usize> {
+        self.inner.read(buf, fd_storage)
+    }
+
+    fn write(&self, buf: &[u8], fds: &mut Vec<RawFdContainer>) -> io::Result<usize> {
+        self.inner.write(buf, fds)
+    }
+
+    fn write_vectored(
+        &self,
+        bufs: &[IoSlice<'_>],
+        fds: &mut Vec<RawFdContainer>,
+    ) -> io::Result<usize> {
+        self.inner.write_vectored(bufs, fds)
+    }
+}
+
+/// Connects a Unix socket without blocking past `deadline` (a listener that never accepts
+/// fills its backlog, and a blocking `connect` then waits for good).
+fn connect_unix(path: &str, deadline: Instant) -> io::Result<UnixStream> {
+    let bytes = path.as_bytes();
+    // SAFETY: a zeroed sockaddr_un is a valid value (family set below).
+    let mut addr: libc::sockaddr_un = unsafe { std::mem::zeroed() };
+    if bytes.len() >= addr.sun_path.len() {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            "socket path too long",
+        ));
+    }
+    addr.sun_family = libc::AF_UNIX as libc::sa_family_t;
+    for (to, from) in addr.sun_path.iter_mut().zip(bytes) {
+        *to = *from as libc::c_char;
+    }
+    // SAFETY: plain socket(2); the result is checked and owned at once.
+    let raw = unsafe {
+        libc::socket(
+            libc::AF_UNIX,
+            libc::SOCK_STREAM | libc::SOCK_CLOEXEC | libc::SOCK_NONBLOCK,
+            0,
+        )
+    };
+    if raw < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: `raw` is a new descriptor no one else owns.
+    let socket = unsafe { OwnedFd::from_raw_fd(raw) };
+    let len = std::mem::size_of::<libc::sockaddr_un>() as libc::socklen_t;
+    loop {
+        // SAFETY: `addr` is a valid sockaddr_un of `len` bytes.
+        let rc = unsafe {
+            libc::connect(
+                socket.as_raw_fd(),
+                (&raw const addr).cast::<libc::sockaddr>(),
+                len,
+            )
+        };
+        if rc == 0 {
+            return Ok(UnixStream::from(socket));
+        }
+        let error = io::Error::last_os_error();
+        match error.raw_os_error() {
+            Some(libc::EINTR) => {}
+            // The listener's backlog is full: it is not taking connections now.
+            Some(libc::EAGAIN) if Instant::now() < deadline => {
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            _ => return Err(error),
+        }
+    }
+}
+
+/// Connects a TCP address within `deadline` (the name looked up on a thread of its own, given
+/// up at the deadline).
+fn connect_tcp(host: &str, port: u16, deadline: Instant) -> io::Result<TcpStream> {
+    let (sender, receiver) = std::sync::mpsc::channel();
+    let name = format!("{host}:{port}");
+    std::thread::Builder::new()
+        .name("x11-resolve".into())
+        .spawn(move || {
+            let _ = sender.send(name.to_socket_addrs().map(Iterator::collect::<Vec<_>>));
+        })?;
+    let left = deadline.saturating_duration_since(Instant::now());
+    let addrs = receiver
+        .recv_timeout(left)
+        .map_err(|_| BoundedStream::timed_out())??;
+    let mut last = io::Error::new(io::ErrorKind::NotFound, "no address");
+    for addr in addrs {
+        let left = deadline.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            return Err(BoundedStream::timed_out());
+        }
+        match TcpStream::connect_timeout(&addr, left) {
+            Ok(stream) => return Ok(stream),
+            Err(error) => last = error,
+        }
+    }
+    Err(last)
+}
+
+/// Why connecting did not give a connection.
+#[derive(Debug)]
+enum ConnectFailure {
+    /// Nothing to connect to, or the server refused.
+    Unreachable,
+    /// The server (or the connect) did not answer in time.
+    Silent,
+}
+
+impl From<ConnectFailure> for Refusal {
+    fn from(failure: ConnectFailure) -> Refusal {
+        match failure {
+            ConnectFailure::Unreachable => Refusal::NoDisplay,
+            ConnectFailure::Silent => Refusal::DisplaySilent,
+        }
+    }
+}
+
+fn is_timeout(error: &io::Error) -> bool {
+    error.kind() == io::ErrorKind::TimedOut
+}
+
+/// Connects to `display` (`None`: `$DISPLAY`) as `x11rb::connect` does (the same addresses in
+/// the same order, the same `Xauthority` entry), every step bounded: the connection's waits
+/// end at `deadline`.
+fn connect_bounded(
+    display: Option<&str>,
+    deadline: Instant,
+) -> Result<(RustConnection<BoundedStream>, usize), ConnectFailure> {
+    let parsed = parse_display::parse_display(display).map_err(|error| {
+        tracing::debug!(%error, "no X display to connect to");
+        ConnectFailure::Unreachable
+    })?;
+    let screen = usize::from(parsed.screen);
+    let mut failure = ConnectFailure::Unreachable;
+    for address in parsed.connect_instruction() {
+        let connect_by = deadline.min(Instant::now() + CONNECT_WITHIN);
+        let stream = match &address {
+            ConnectAddress::Hostname(host, port) => {
+                connect_tcp(host, *port, connect_by).and_then(DefaultStream::from_tcp_stream)
+            }
+            ConnectAddress::Socket(path) => {
+                connect_unix(path, connect_by).and_then(DefaultStream::from_unix_stream)
+            }
+            _ => continue,
+        };
+        let (stream, (family, peer)) = match stream {
+            Ok(connected) => connected,
+            Err(error) => {
+                tracing::debug!(%error, "cannot connect to the X server");
+                if is_timeout(&error) {
+                    failure = ConnectFailure::Silent;
+                }
+                continue;
+            }
+        };
+        let (auth_name, auth_data) = xauth::get_auth(family, &peer, parsed.display)
+            .ok()
+            .flatten()
+            .unwrap_or_default();
+        let stream = BoundedStream {
+            inner: stream,
+            deadline,
+        };
+        return match RustConnection::connect_to_stream_with_auth_info(
+            stream, screen, auth_name, auth_data,
+        ) {
+            Ok(conn) => Ok((conn, screen)),
+            Err(x11rb::errors::ConnectError::IoError(error)) if is_timeout(&error) => {
+                tracing::debug!("the X server did not answer the connection in time");
+                Err(ConnectFailure::Silent)
+            }
+            Err(error) => {
+                tracing::debug!(%error, "the X server refused the connection");
+                Err(ConnectFailure::Unreachable)
+            }
+        };
+    }
+    Err(failure)
+}
 
 struct Atoms {
     net_supported: Atom,
@@ -40,37 +291,46 @@ struct Atoms {
 
 /// A connection to the X server and its root window.
 pub struct Desktop {
-    conn: RustConnection,
+    conn: RustConnection<BoundedStream>,
     root: Window,
     atoms: Atoms,
     /// This machine's name, as clients write it in `WM_CLIENT_MACHINE`.
     host_name: Option<Vec<u8>>,
+    /// When every wait on the connection ends.
+    deadline: Instant,
 }
 
 impl Desktop {
-    /// Connects to `$DISPLAY`.
-    pub fn connect() -> Result<Desktop, Refusal> {
-        Self::connect_to(None)
+    /// Connects to `$DISPLAY`; everything said on this connection ends within `within`.
+    pub fn connect(within: Duration) -> Result<Desktop, Refusal> {
+        Self::connect_to(None, within)
     }
 
-    /// Connects to `display` (`None`: `$DISPLAY`).
-    pub fn connect_to(display: Option<&str>) -> Result<Desktop, Refusal> {
-        let (conn, screen) = x11rb::connect(display).map_err(|error| {
-            tracing::debug!(%error, "cannot connect to the X server");
-            Refusal::NoDisplay
-        })?;
+    /// Connects to `display` (`None`: `$DISPLAY`); everything said on this connection ends
+    /// within `within` (past it every request fails at once).
+    pub fn connect_to(display: Option<&str>, within: Duration) -> Result<Desktop, Refusal> {
+        let deadline = Instant::now() + within;
+        let (conn, screen) = connect_bounded(display, deadline).map_err(Refusal::from)?;
         let root = conn
             .setup()
             .roots
             .get(screen)
             .ok_or(Refusal::NoDisplay)?
             .root;
+        let lost = |error: &dyn std::fmt::Display| {
+            tracing::debug!(%error, "the X server did not answer");
+            if Instant::now() >= deadline {
+                Refusal::DisplaySilent
+            } else {
+                Refusal::NoDisplay
+            }
+        };
         let intern = |name: &[u8]| -> Result<Atom, Refusal> {
             Ok(conn
                 .intern_atom(false, name)
-                .map_err(|_| Refusal::NoDisplay)?
+                .map_err(|e| lost(&e))?
                 .reply()
-                .map_err(|_| Refusal::NoDisplay)?
+                .map_err(|e| lost(&e))?
                 .atom)
         };
         let atoms = Atoms {
@@ -89,6 +349,7 @@ impl Desktop {
             root,
             atoms,
             host_name: host_name(),
+            deadline,
         })
     }
 
@@ -322,16 +583,45 @@ impl Desktop {
     /// and the window.
     pub fn raise_first(&self, chain: &[Ancestor]) -> Result<(String, u32, u64), Refusal> {
         if !self.ewmh_active_window_supported() {
-            return Err(Refusal::NoWindowManager);
+            return Err(self.unless_silent(Refusal::NoWindowManager));
         }
-        let (window, index) = self.window_of(chain).ok_or(Refusal::NoWindow)?;
+        let (window, index) = self
+            .window_of(chain)
+            .ok_or_else(|| self.unless_silent(Refusal::NoWindow))?;
         let owner = &chain[index];
         if self.activate(window) {
             Ok((owner.name.clone(), owner.pid, u64::from(window)))
         } else {
-            Err(Refusal::Refused)
+            Err(self.unless_silent(Refusal::Refused))
         }
     }
+
+    /// `refusal`, unless the server stopped answering (the connection's deadline passed: what
+    /// was read may be cut short, so nothing is known).
+    fn unless_silent(&self, refusal: Refusal) -> Refusal {
+        if Instant::now() >= self.deadline {
+            Refusal::DisplaySilent
+        } else {
+            refusal
+        }
+    }
+}
+
+/// Whether an XEmbed tray manager owns `_NET_SYSTEM_TRAY_S<screen>` on `display` (`None`:
+/// `$DISPLAY`), every exchange within `within`; `None` when the display could not be asked
+/// (none, refused, or silent past the bound).
+pub fn xembed_tray_present(display: Option<&str>, within: Duration) -> Option<bool> {
+    let deadline = Instant::now() + within;
+    let (conn, screen) = connect_bounded(display, deadline).ok()?;
+    let name = format!("_NET_SYSTEM_TRAY_S{screen}");
+    let atom = conn
+        .intern_atom(false, name.as_bytes())
+        .ok()?
+        .reply()
+        .ok()?
+        .atom;
+    let owner = conn.get_selection_owner(atom).ok()?.reply().ok()?.owner;
+    Some(owner != 0)
 }
 
 /// This machine's name (`gethostname`, the kernel's node name), as X clients write it.

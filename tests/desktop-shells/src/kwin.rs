@@ -63,7 +63,12 @@ impl std::ops::DerefMut for Kwin {
 
 impl Kwin {
     pub fn start(suite: &str, test: &str) -> Kwin {
-        let mut session = Session::new(suite, test, "KDE");
+        Self::start_with_session_bus_policy(suite, test, None)
+    }
+
+    /// [`Kwin::start`] with `policy` added to the session bus's configuration.
+    pub fn start_with_session_bus_policy(suite: &str, test: &str, policy: Option<&str>) -> Kwin {
+        let mut session = Session::with_session_bus_policy(suite, test, "KDE", policy);
         let bin = session.home().join("bin");
         std::fs::create_dir_all(&bin).unwrap();
         let copy = bin.join("kwin_wayland");

@@ -113,6 +113,17 @@ pub struct Session {
 impl Session {
     /// A session for test `test` of suite `suite`, its two buses running.
     pub fn new(suite: &str, test: &str, current_desktop: &'static str) -> Session {
+        Self::with_session_bus_policy(suite, test, current_desktop, None)
+    }
+
+    /// [`Session::new`], the session bus with `policy` (a `<policy>` element) added to the
+    /// standard session configuration.
+    pub fn with_session_bus_policy(
+        suite: &str,
+        test: &str,
+        current_desktop: &'static str,
+        policy: Option<&str>,
+    ) -> Session {
         let dir = tempfile::Builder::new()
             .prefix("fabric-desktop-")
             .tempdir()
@@ -158,7 +169,23 @@ impl Session {
         // standard folders, ours first (XDG_DATA_HOME), and starts them with the session's
         // environment (dconf-service must share the shell's runtime folder and config).
         let mut user = session.command("dbus-daemon");
-        user.args(["--session", "--nofork", "--print-address"])
+        match policy {
+            None => {
+                user.arg("--session");
+            }
+            Some(policy) => {
+                let config = session.home().join("session-bus.conf");
+                std::fs::write(
+                    &config,
+                    format!(
+                        "<!DOCTYPE busconfig PUBLIC \"-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN\"\n \"http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd\">\n<busconfig>\n  <include>/usr/share/dbus-1/session.conf</include>\n  {policy}\n</busconfig>\n"
+                    ),
+                )
+                .unwrap();
+                user.arg(format!("--config-file={}", config.display()));
+            }
+        }
+        user.args(["--nofork", "--print-address"])
             .env_remove("DBUS_SESSION_BUS_ADDRESS");
         session.session_bus = session.start_bus("session-bus", user);
         let address = session.session_bus.clone();

@@ -324,3 +324,75 @@ fn plasma_shows_the_tray_item_and_takes_its_notifications() {
          Shell instead (gnome_tray.rs)"
     );
 }
+
+/// Issue 22, item 2: when KWin took the jump's script and never called back within the
+/// deadline, the work was dropped before the unload and the file removal: the script stayed
+/// loaded and its file stayed in `XDG_RUNTIME_DIR`, one per jump. Here the session bus's
+/// policy denies KWin's call back (real KWin, real script): the jump must end saying KWin
+/// did not answer, with its file gone. (That KWin no longer holds the script is not read
+/// back here: KWin 5.27 lists no per-script objects to read.)
+#[test]
+fn a_kwin_that_never_calls_back_keeps_no_script_of_ours() {
+    let test = "a_kwin_that_never_calls_back_keeps_no_script_of_ours";
+    if !kwin::available(test) {
+        return;
+    }
+    let deny = r#"<policy context="mandatory"><deny send_interface="ai.passioncode.FabricCompanion.KWinReply"/></policy>"#;
+    let kwin = Kwin::start_with_session_bus_policy("kde", test, Some(deny));
+    // KWin owns its name before its scripting interface is up: wait for that.
+    wait_until("KWin's scripting interface", WAIT, || {
+        let bus = kwin.bus().clone();
+        kwin.block_on(async move {
+            bus.call_method(
+                Some("org.kde.KWin"),
+                "/Scripting",
+                Some("org.kde.kwin.Scripting"),
+                "isScriptLoaded",
+                &("fabric-test-none",),
+            )
+            .await
+            .ok()
+        })
+    });
+    // And for its workspace: a script of the test's own answers.
+    kwin.script("result = true;");
+    let mut host = std::process::Command::new("sleep")
+        .arg("600")
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let info = companion_platform::process::process_info(host.id()).expect("the host process");
+    companion_sessions::spool::Spool::new(
+        &kwin.sessions_dir(),
+        &companion_sessions::spool::SessionId::new("silent-kwin").unwrap(),
+    )
+    .write_session(&companion_sessions::spool::SessionRecord {
+        host: companion_hosts::host::Host::Claude,
+        project: "my-project".into(),
+        started_at: "2026-12-06T01:00:00Z".into(),
+        host_pid: host.id(),
+        host_start_ticks: info.start_ticks,
+        cwd: None,
+        terminal: Default::default(),
+    })
+    .unwrap();
+    let jumps: Vec<_> = (0..2).map(|_| kwin.focus("silent-kwin")).collect();
+    let _ = host.kill();
+    let _ = host.wait();
+    for (code, out, err) in &jumps {
+        assert_eq!(*code, Some(4), "{out}{err}");
+        assert!(
+            err.contains("KWin took the request to raise the window and did not answer in time"),
+            "{err}"
+        );
+    }
+    let left: Vec<String> = std::fs::read_dir(kwin.runtime_dir())
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|name| name.starts_with("fabric-companion"))
+        .collect();
+    assert!(left.is_empty(), "left in the runtime folder: {left:?}");
+}

@@ -43,6 +43,8 @@ trait Notifications {
 
     fn close_notification(&self, id: u32) -> zbus::Result<()>;
 
+    fn get_capabilities(&self) -> zbus::Result<Vec<String>>;
+
     #[zbus(signal)]
     fn action_invoked(&self, id: u32, action_key: &str) -> zbus::Result<()>;
 
@@ -107,6 +109,8 @@ pub struct Desktop {
     on_click: Arc<super::OnClick>,
     /// The tasks following the server's signals on the current connection.
     listeners: Vec<tokio::task::JoinHandle<()>>,
+    /// Whether the server reads bodies as markup (`body-markup`), once it said.
+    markup: Option<bool>,
 }
 
 impl Drop for Desktop {
@@ -123,6 +127,7 @@ impl Desktop {
     pub fn new(on_click: Arc<super::OnClick>) -> Self {
         Desktop {
             proxy: None,
+            markup: None,
             ids: HashMap::new(),
             clicks: Rc::default(),
             on_click,
@@ -136,6 +141,7 @@ impl Desktop {
             task.abort();
         }
         self.proxy = None;
+        self.markup = None;
         let Some(bus) = bus else { return };
         let built = NotificationsProxy::builder(bus)
             .cache_properties(zbus::proxy::CacheProperties::No)
@@ -163,13 +169,26 @@ impl Desktop {
             Some(label) => vec![DEFAULT_ACTION, label],
             None => Vec::new(),
         };
+        if self.markup.is_none() {
+            // Asked once per connection (a failure is asked again at the next one).
+            match proxy.get_capabilities().await {
+                Ok(capabilities) => {
+                    self.markup = Some(capabilities.iter().any(|c| c == "body-markup"));
+                }
+                Err(error) => tracing::debug!(%error, "the notification server's capabilities"),
+            }
+        }
+        let mut body = safe_text::body(shown.body);
+        if self.markup == Some(true) {
+            body = safe_text::markup_escaped(&body);
+        }
         let id = proxy
             .notify(
                 &safe_text::label(shown.app_name),
                 replaces,
                 "",
                 &safe_text::label(shown.summary),
-                &safe_text::body(shown.body),
+                &body,
                 &actions,
                 hints(),
                 -1,

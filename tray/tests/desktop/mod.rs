@@ -773,6 +773,7 @@ impl Host {
         let cli_event = match event {
             "SessionStart" => "session-start",
             "Stop" => "stop",
+            "PermissionRequest" => "permission-request",
             other => panic!("unknown event {other}"),
         };
         // Exactly the command the installer wrote into ~/.claude/settings.json.
