@@ -52,6 +52,8 @@ fi
 say "ui: npm ci, build, unit tests, lint, format check"
 (cd ui && npm ci --no-audit --no-fund --loglevel=error && npm run build && npm test)
 (cd ui && npm run lint && npm run format:check)
+say "docs: links and images"
+bash scripts/check-docs.sh
 
 # ---- Windows, under Wine, in the background (tests/wine) ----------------------------------
 # Independent of the Linux suites below, so it runs beside them (niced: the foreground keeps
