@@ -42,7 +42,7 @@ packages=(
 )
 ensure_packages "${packages[@]}"
 rustup component add rustfmt clippy >/dev/null 2>&1 || true
-export PATH="$HOME/.cargo/bin:$PATH"
+export PATH="${CARGO_HOME:-$HOME/.cargo}/bin:$PATH"
 if ! command -v tauri-driver >/dev/null 2>&1; then
   say "installing tauri-driver"
   cargo install tauri-driver --locked --quiet

@@ -19,7 +19,8 @@ const APP = path.join(binDir, 'fabric-companion');
 const SESSION_BIN = path.join(binDir, 'fabric-session');
 const FAKE = path.join(binDir, 'fabric-fake');
 const shots = path.resolve(repo, process.env.FABRIC_E2E_SHOTS ?? 'target/e2e-shots/dashboard');
-const TAURI_DRIVER = process.env.TAURI_DRIVER ?? findOnPath('tauri-driver') ?? path.join(os.homedir(), '.cargo/bin/tauri-driver');
+// scripts/test.sh installs it into $CARGO_HOME/bin, which need not be on PATH.
+const TAURI_DRIVER = process.env.TAURI_DRIVER ?? findOnPath('tauri-driver') ?? path.join(process.env.CARGO_HOME ?? path.join(os.homedir(), '.cargo'), 'bin/tauri-driver');
 const SLOW = Number(process.env.FABRIC_E2E_TIMEOUT_SECS ?? 90) * 1000;
 
 const children = [];

@@ -24,7 +24,8 @@ const DEB = path.resolve(process.argv[2] ?? '');
 const FAKE = path.resolve(repo, process.env.FABRIC_E2E_BIN_DIR ?? 'target/debug', 'fabric-fake');
 const MODEL = path.resolve(repo, process.env.FABRIC_E2E_BIN_DIR ?? 'target/debug', 'model-stand-in');
 const shots = path.resolve(repo, process.env.FABRIC_E2E_SHOTS ?? 'target/e2e-shots/installed-package');
-const TAURI_DRIVER = process.env.TAURI_DRIVER ?? findOnPath('tauri-driver') ?? path.join(os.homedir(), '.cargo/bin/tauri-driver');
+// scripts/test.sh installs it into $CARGO_HOME/bin, which need not be on PATH.
+const TAURI_DRIVER = process.env.TAURI_DRIVER ?? findOnPath('tauri-driver') ?? path.join(process.env.CARGO_HOME ?? path.join(os.homedir(), '.cargo'), 'bin/tauri-driver');
 const HOSTS_ENV = path.join(process.env.FABRIC_TEST_HOSTS_CACHE ?? path.join(os.homedir(), '.cache/fabric-companion-test-hosts'), 'hosts.env');
 const SLOW = 90000;
 // The command our installer and the shipped plugin write for the package's program.

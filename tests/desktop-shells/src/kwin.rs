@@ -40,6 +40,39 @@ impl Replies {
     }
 }
 
+/// The one copy of `kwin_wayland` (without its file capability) every test of this process
+/// starts. Made once, by `cp` in a child process: a file this process opened for writing can
+/// be inherited by a child another test thread forks at that moment, and executing the file
+/// while such a child still holds it fails with "Text file busy" (ETXTBSY). `cp` has closed
+/// the file when it exits, and no descriptor of ours ever pointed at it.
+fn kwin_copy() -> &'static Path {
+    static COPY: std::sync::OnceLock<std::path::PathBuf> = std::sync::OnceLock::new();
+    COPY.get_or_init(|| {
+        let original = which("kwin_wayland").expect("kwin_wayland");
+        let dir = std::env::temp_dir().join(format!("fabric-kwin-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let copy = dir.join("kwin_wayland");
+        let status = std::process::Command::new("cp")
+            .arg("--no-preserve=all")
+            .arg(&original)
+            .arg(&copy)
+            .status()
+            .expect("cp");
+        assert!(
+            status.success(),
+            "cp {} failed: {status}",
+            original.display()
+        );
+        let status = std::process::Command::new("chmod")
+            .arg("0755")
+            .arg(&copy)
+            .status()
+            .expect("chmod");
+        assert!(status.success(), "chmod failed: {status}");
+        copy
+    })
+}
+
 /// A running headless KWin.
 pub struct Kwin {
     pub session: Session,
@@ -69,13 +102,9 @@ impl Kwin {
     /// [`Kwin::start`] with `policy` added to the session bus's configuration.
     pub fn start_with_session_bus_policy(suite: &str, test: &str, policy: Option<&str>) -> Kwin {
         let mut session = Session::with_session_bus_policy(suite, test, "KDE", policy);
-        let bin = session.home().join("bin");
-        std::fs::create_dir_all(&bin).unwrap();
-        let copy = bin.join("kwin_wayland");
-        let original = which("kwin_wayland").expect("kwin_wayland");
-        std::fs::copy(&original, &copy).unwrap();
+        let copy = kwin_copy();
         let socket = "wayland-kwin";
-        let mut kwin = session.command(&copy);
+        let mut kwin = session.command(copy);
         kwin.args([
             "--virtual",
             "--width",
