@@ -746,13 +746,17 @@ mod tests {
         assert!(view.changes);
     }
 
-    /// The README says each notification rule in the same words as the Settings view.
+    /// The docs' tray page says each notification rule in the same words as the Settings view.
     #[test]
-    fn the_readme_states_every_notification_rule() {
-        let readme =
-            std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../README.md")).unwrap();
+    fn the_docs_state_every_notification_rule() {
+        let page =
+            std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../docs/desktops.md"))
+                .unwrap();
         for rule in settings::NOTIFICATION_RULES {
-            assert!(readme.contains(rule), "README.md lacks the rule: {rule}");
+            assert!(
+                page.contains(rule),
+                "docs/desktops.md lacks the rule: {rule}"
+            );
         }
     }
 

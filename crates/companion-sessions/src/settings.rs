@@ -13,7 +13,7 @@ use companion_platform::fsutil;
 use companion_platform::paths::Paths;
 
 /// How notifications behave, one line per rule: said in the dashboard's Settings and the
-/// README (a test keeps the README's copy the same); the tray's model implements them.
+/// tray page, docs/desktops.md (a test keeps its copy the same); the tray's model implements them.
 pub const NOTIFICATION_RULES: [&str; 9] = [
     "A session in a turn (a prompt is running) is not notified of mail: you are at it.",
     "A session you are looking at is not notified: its window is the active one (X11; GNOME Shell on Wayland with our extension on; KWin; in tmux, its pane is the one shown there).",
