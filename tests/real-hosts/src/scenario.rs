@@ -12,7 +12,7 @@
 //! reports.
 
 use std::collections::HashMap;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::{Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
@@ -42,8 +42,28 @@ pub const WORKER_WAIT: Duration = Duration::from_secs(20);
 static BASE: OnceLock<PathBuf> = OnceLock::new();
 
 /// Sets the folder temporary HOMEs go in; call before anything else (the host macro does).
+/// Codex refuses to set up its helper binaries under the temporary folder ("Refusing to
+/// create helper binaries under temporary dir"), so its sandboxed commands fail at once
+/// there: when the test's folder is under it (a clone in `/tmp`), the HOMEs go under the
+/// runner's own cache folder instead, where a person's home would be.
 pub fn set_base(dir: &str) {
-    let _ = BASE.set(PathBuf::from(dir).join("real-hosts"));
+    let _ = BASE.set(home_base(Path::new(dir), &std::env::temp_dir()));
+}
+
+/// Where the HOMEs go for a test folder `dir`: `<dir>/real-hosts`, unless `dir` is under the
+/// temporary folder `temp`; then `$XDG_CACHE_HOME` (or `~/.cache`)
+/// `/fabric-companion-test-homes`.
+fn home_base(dir: &Path, temp: &Path) -> PathBuf {
+    let canonical = |p: &Path| std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
+    if !canonical(dir).starts_with(canonical(temp)) {
+        return dir.join("real-hosts");
+    }
+    let cache = std::env::var_os("XDG_CACHE_HOME")
+        .map(PathBuf::from)
+        .filter(|p| p.is_absolute())
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")))
+        .unwrap_or_else(|| dir.to_path_buf());
+    cache.join("fabric-companion-test-homes")
 }
 
 /// The folder temporary HOMEs go in.
@@ -565,4 +585,24 @@ pub fn describe(session: &SessionFacts) -> String {
         out.push_str(&format!("\n  note: {note}"));
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn homes_never_go_under_the_temporary_folder() {
+        let temp = tempfile::tempdir().unwrap();
+        let inside = temp.path().join("clone/target/tmp");
+        std::fs::create_dir_all(&inside).unwrap();
+        let base = home_base(&inside, temp.path());
+        assert!(!base.starts_with(temp.path()), "{}", base.display());
+        assert!(base.ends_with("fabric-companion-test-homes"));
+        let elsewhere = Path::new("/work/clone/target/tmp");
+        assert_eq!(
+            home_base(elsewhere, temp.path()),
+            elsewhere.join("real-hosts")
+        );
+    }
 }
