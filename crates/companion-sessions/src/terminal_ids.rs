@@ -104,20 +104,19 @@ impl TerminalIds {
 
     /// The ids from any variable lookup (tests give a map).
     pub fn from_lookup(get: impl Fn(&str) -> Option<String>) -> TerminalIds {
-        let get = |name: &str| get(name).filter(|v| !v.is_empty() && v.len() <= MAX_LEN);
+        let get = |name: &str| get(name).filter(|v| kept(v));
         let number = |name: &str| get(name).and_then(|v| v.parse::<u64>().ok());
         let kitty = number(env_vars::KITTY_WINDOW_ID).map(|window_id| KittyWindow {
             window_id,
-            listen_on: get(env_vars::KITTY_LISTEN_ON).filter(|v| is_socket_address(v)),
+            listen_on: get(env_vars::KITTY_LISTEN_ON),
         });
         let wezterm = number(env_vars::WEZTERM_PANE).map(|pane_id| WeztermPane {
             pane_id,
-            socket: get(env_vars::WEZTERM_UNIX_SOCKET).filter(|v| is_plain_path(v)),
+            socket: get(env_vars::WEZTERM_UNIX_SOCKET),
         });
         let konsole = (|| {
-            let service = get(env_vars::KONSOLE_DBUS_SERVICE).filter(|v| is_bus_name(v))?;
-            let window = get(env_vars::KONSOLE_DBUS_WINDOW)
-                .filter(|v| numbered_path(v, "/Windows/").is_some())?;
+            let service = get(env_vars::KONSOLE_DBUS_SERVICE)?;
+            let window = get(env_vars::KONSOLE_DBUS_WINDOW)?;
             let session = numbered_path(&get(env_vars::KONSOLE_DBUS_SESSION)?, "/Sessions/")?;
             Some(KonsoleSession {
                 service,
@@ -133,26 +132,27 @@ impl TerminalIds {
             (_, Some("JetBrains-JediTerm")) => Some(Editor::JetBrains),
             _ => None,
         };
+        // Each value's shape is checked in one place, the same for ids read back.
         TerminalIds {
-            tmux_pane: get(env_vars::TMUX_PANE)
-                .filter(|v| v.strip_prefix('%').is_some_and(all_digits)),
+            tmux_pane: get(env_vars::TMUX_PANE),
             kitty,
             wezterm,
             konsole,
-            windows_terminal: get(env_vars::WT_SESSION).filter(|v| is_session_id(v)),
-            iterm2: get(env_vars::ITERM_SESSION_ID).filter(|v| is_session_id(v)),
-            apple_terminal: get(env_vars::TERM_SESSION_ID).filter(|v| is_session_id(v)),
+            windows_terminal: get(env_vars::WT_SESSION),
+            iterm2: get(env_vars::ITERM_SESSION_ID),
+            apple_terminal: get(env_vars::TERM_SESSION_ID),
             editor,
         }
+        .checked()
     }
 
     pub fn is_empty(&self) -> bool {
         *self == TerminalIds::default()
     }
 
-    /// The same ids with every value checked again as [`Self::from_lookup`] checks it: for ids
-    /// read back from a file (the session's record), which anyone able to write it could
-    /// have changed. A value without the shape of its id is dropped.
+    /// The same ids with every value that lacks the shape of its id dropped: the one check,
+    /// for what [`Self::from_lookup`] finds and for ids read back from a file (the session's
+    /// record), which anyone able to write it could have changed.
     pub fn checked(self) -> TerminalIds {
         let text = |v: &String, shape: fn(&str) -> bool| kept(v) && shape(v);
         TerminalIds {
