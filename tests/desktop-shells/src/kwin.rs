@@ -41,9 +41,9 @@ impl Replies {
 }
 
 /// The one copy of `kwin_wayland` (without its file capability) every test of this process
-/// starts. Made once, by `cp` in a child process: a file this process opened for writing can
+/// starts. Made once, by `install` (a copy, mode 0755, no capability) in a child process: a file this process opened for writing can
 /// be inherited by a child another test thread forks at that moment, and executing the file
-/// while such a child still holds it fails with "Text file busy" (ETXTBSY). `cp` has closed
+/// while such a child still holds it fails with "Text file busy" (ETXTBSY). `install` has closed
 /// the file when it exits, and no descriptor of ours ever pointed at it.
 fn kwin_copy() -> &'static Path {
     static COPY: std::sync::OnceLock<std::path::PathBuf> = std::sync::OnceLock::new();
@@ -52,23 +52,17 @@ fn kwin_copy() -> &'static Path {
         let dir = std::env::temp_dir().join(format!("fabric-kwin-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         let copy = dir.join("kwin_wayland");
-        let status = std::process::Command::new("cp")
-            .arg("--no-preserve=all")
+        let status = std::process::Command::new("install")
+            .args(["-m", "0755"])
             .arg(&original)
             .arg(&copy)
             .status()
-            .expect("cp");
+            .expect("install");
         assert!(
             status.success(),
-            "cp {} failed: {status}",
+            "install {} failed: {status}",
             original.display()
         );
-        let status = std::process::Command::new("chmod")
-            .arg("0755")
-            .arg(&copy)
-            .status()
-            .expect("chmod");
-        assert!(status.success(), "chmod failed: {status}");
         copy
     })
 }

@@ -74,7 +74,7 @@ pub fn base_dir() -> PathBuf {
 fn base() -> PathBuf {
     BASE.get()
         .cloned()
-        .unwrap_or_else(|| std::env::temp_dir().join("real-hosts"))
+        .unwrap_or_else(|| home_base(&std::env::temp_dir(), &std::env::temp_dir()))
 }
 
 /// The sentences our hooks say, taken from the product itself (`fabric-session hook
