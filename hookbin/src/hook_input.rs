@@ -6,6 +6,7 @@
 use std::io::{IsTerminal, Read};
 use std::path::PathBuf;
 
+use companion_sessions::session_state::{Agent, AgentId};
 use serde::Deserialize;
 
 /// More than this on stdin is not a hook payload we need to read to the end.
@@ -139,9 +140,20 @@ impl HookInput {
 
     /// Whether the event comes from a subagent rather than the session's own agent.
     pub fn by_subagent(&self) -> bool {
+        self.subagent_id().is_some()
+    }
+
+    /// The subagent that sent the event (`None`: the session's own agent).
+    pub fn subagent_id(&self) -> Option<AgentId> {
         self.agent_id
             .as_deref()
-            .is_some_and(|id| !id.is_empty() && id != "main")
+            .filter(|id| *id != "main")
+            .and_then(AgentId::from_host)
+    }
+
+    /// Whose event: the session's own agent unless a subagent's id is given.
+    pub fn agent(&self) -> Agent {
+        self.subagent_id().map_or(Agent::Main, Agent::Sub)
     }
 }
 

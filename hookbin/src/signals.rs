@@ -1,5 +1,6 @@
 //! Which [`Signal`] a host's hook event gives the session's state ([`companion_sessions::session_state`]),
-//! from the event and the few fields of its input we read: whether a subagent sent it, the
+//! from the event and the few fields of its input we read: which agent sent it (the session's
+//! own, or a subagent by its `agent_id`; a notification without one is unattributed), the
 //! tool's name, Claude Code's `notification_type`. Verified against the pinned hosts
 //! (`tests/real-hosts`; the README's tables say which events each host has):
 //!
@@ -18,7 +19,7 @@
 //! | PostToolUseFailure with `is_interrupt` (Claude Code) | interrupt |
 //! | Stop / StopFailure / Interrupt / SubagentStop | the same |
 
-use companion_sessions::session_state::{Signal, ToolName, WaitReason};
+use companion_sessions::session_state::{Agent, Signal, ToolName, WaitReason};
 
 use crate::hook_input::{HookInput, Unexpected};
 use crate::hooks::HookEvent;
@@ -37,6 +38,15 @@ const QUIET_NOTIFICATIONS: &[&str] = &[
     "push_notification",
 ];
 
+/// Whose a notification is: Claude Code's name no agent unless an `agent_id` rides along.
+fn notified_by(input: &HookInput) -> Agent {
+    if input.agent_id.is_some() {
+        input.agent()
+    } else {
+        Agent::Unnamed
+    }
+}
+
 fn asked(input: &HookInput, by_tool: bool) -> Signal {
     let tool = input.tool_name.as_deref().and_then(ToolName::new);
     let question = by_tool
@@ -51,19 +61,23 @@ fn asked(input: &HookInput, by_tool: bool) -> Signal {
             WaitReason::Permission
         },
         tool,
-        subagent: input.by_subagent(),
+        agent: if by_tool {
+            input.agent()
+        } else {
+            notified_by(input)
+        },
     }
 }
 
 /// The signal of `event`, `None` when it gives none, or why the input is not what we expect.
 pub fn signal(event: HookEvent, input: &HookInput) -> Result<Option<Signal>, Unexpected> {
-    let subagent = input.by_subagent();
+    let agent = input.agent();
     Ok(Some(match event {
         HookEvent::SessionStart => match input.source.as_deref() {
             Some("compact") => Signal::Compact,
             _ => Signal::Start,
         },
-        HookEvent::UserPromptSubmit => Signal::Prompt { subagent },
+        HookEvent::UserPromptSubmit => Signal::Prompt { agent },
         HookEvent::PermissionRequest => asked(input, true),
         HookEvent::PreToolUse => match input.tool_name.as_deref() {
             Some(tool) if QUESTION_TOOLS.contains(&tool) => asked(input, true),
@@ -79,29 +93,33 @@ pub fn signal(event: HookEvent, input: &HookInput) -> Result<Option<Signal>, Une
                 "worker_permission_prompt" => Signal::Ask {
                     reason: WaitReason::Permission,
                     tool: None,
-                    subagent: true,
+                    agent: notified_by(input),
                 },
                 "elicitation_dialog" | "elicitation_url_dialog" => Signal::Ask {
                     reason: WaitReason::Question,
                     tool: None,
-                    subagent,
+                    agent,
                 },
-                "elicitation_response" | "elicitation_complete" => Signal::Answered { subagent },
+                "elicitation_response" | "elicitation_complete" => Signal::Answered { agent },
                 "idle_prompt" => Signal::HostIdle,
                 known if QUIET_NOTIFICATIONS.contains(&known) => return Ok(None),
                 _ => return Err(Unexpected::UnknownNotificationType),
             }
         }
-        HookEvent::PostToolUseFailure if input.is_interrupt == Some(true) && !subagent => {
+        HookEvent::PostToolUseFailure
+            if input.is_interrupt == Some(true) && agent == Agent::Main =>
+        {
             Signal::Interrupt
         }
         HookEvent::PostToolUse | HookEvent::PostToolUseFailure | HookEvent::PermissionResult => {
-            Signal::Answered { subagent }
+            Signal::Answered { agent }
         }
         HookEvent::Stop => Signal::Stop,
         HookEvent::StopFailure => Signal::StopFailure,
         HookEvent::Interrupt => Signal::Interrupt,
-        HookEvent::SubagentStop => Signal::SubagentStop,
+        HookEvent::SubagentStop => Signal::SubagentStop {
+            agent: input.subagent_id(),
+        },
         HookEvent::SessionEnd => return Ok(None),
     }))
 }
@@ -109,6 +127,7 @@ pub fn signal(event: HookEvent, input: &HookInput) -> Result<Option<Signal>, Une
 #[cfg(test)]
 mod tests {
     use super::*;
+    use companion_sessions::session_state::AgentId;
 
     fn input(json: &str) -> HookInput {
         HookInput::parse(json.as_bytes()).unwrap()
@@ -122,7 +141,7 @@ mod tests {
             Ok(Some(Signal::Ask {
                 reason: WaitReason::Permission,
                 tool: ToolName::new("Bash"),
-                subagent: false
+                agent: Agent::Main
             }))
         );
         let question = input(r#"{"session_id":"s","tool_name":"AskUserQuestion","agent_id":"a"}"#);
@@ -131,7 +150,7 @@ mod tests {
             Ok(Some(Signal::Ask {
                 reason: WaitReason::Question,
                 tool: ToolName::new("AskUserQuestion"),
-                subagent: true
+                agent: Agent::Sub(AgentId::from_host("a").unwrap())
             }))
         );
         assert_eq!(signal(HookEvent::PreToolUse, &bash), Ok(None));
@@ -149,7 +168,7 @@ mod tests {
             Ok(Some(Signal::Ask {
                 reason: WaitReason::Permission,
                 tool: None,
-                subagent: false
+                agent: Agent::Main
             }))
         );
     }
@@ -164,10 +183,19 @@ mod tests {
                 )),
             )
         };
+        // Claude Code's notification names no agent: the wait is unattributed.
         assert!(matches!(
             of("permission_prompt"),
             Ok(Some(Signal::Ask {
                 reason: WaitReason::Permission,
+                agent: Agent::Unnamed,
+                ..
+            }))
+        ));
+        assert!(matches!(
+            of("worker_permission_prompt"),
+            Ok(Some(Signal::Ask {
+                agent: Agent::Unnamed,
                 ..
             }))
         ));
@@ -180,7 +208,7 @@ mod tests {
         ));
         assert_eq!(
             of("elicitation_response"),
-            Ok(Some(Signal::Answered { subagent: false }))
+            Ok(Some(Signal::Answered { agent: Agent::Main }))
         );
         assert_eq!(of("idle_prompt"), Ok(Some(Signal::HostIdle)));
         assert_eq!(of("auth_success"), Ok(None));
@@ -195,17 +223,34 @@ mod tests {
     fn turns_and_their_ends() {
         let main = input(r#"{"session_id":"s"}"#);
         let sub = input(r#"{"session_id":"s","agent_id":"agent-0"}"#);
+        let agent0 = Agent::Sub(AgentId::from_host("agent-0").unwrap());
+        // A subagent's end names it; Kimi Code's `main` is the session's own agent.
+        assert_eq!(
+            signal(HookEvent::SubagentStop, &sub),
+            Ok(Some(Signal::SubagentStop {
+                agent: AgentId::from_host("agent-0")
+            }))
+        );
+        let kimi_main = input(r#"{"session_id":"s","agent_id":"main"}"#);
+        assert_eq!(
+            signal(HookEvent::PostToolUse, &kimi_main),
+            Ok(Some(Signal::Answered { agent: Agent::Main }))
+        );
         assert_eq!(
             signal(HookEvent::UserPromptSubmit, &sub),
-            Ok(Some(Signal::Prompt { subagent: true }))
+            Ok(Some(Signal::Prompt {
+                agent: agent0.clone()
+            }))
         );
         assert_eq!(
             signal(HookEvent::PostToolUse, &sub),
-            Ok(Some(Signal::Answered { subagent: true }))
+            Ok(Some(Signal::Answered {
+                agent: agent0.clone()
+            }))
         );
         assert_eq!(
             signal(HookEvent::PermissionResult, &main),
-            Ok(Some(Signal::Answered { subagent: false }))
+            Ok(Some(Signal::Answered { agent: Agent::Main }))
         );
         assert_eq!(
             signal(HookEvent::Interrupt, &main),

@@ -7,16 +7,23 @@
 //!
 //! The rules, each unit-tested below:
 //! - a prompt starts a turn: `working`;
-//! - a permission prompt or a question (also a subagent's) makes the session need you, since
-//!   then, and why in a word (`permission`, `question`) with the tool's name when the host
-//!   gives it; a second one while waiting keeps the first one's time;
-//! - the wait ends when it is answered: the tool ran or failed, the host says the permission
-//!   was answered (`working`); a subagent's answer, or its end, gives back the state from
-//!   before its wait (the main turn may have finished meanwhile);
+//! - each agent's permission prompt or question (the main thread is one agent, each subagent
+//!   another, by the host's `agent_id`) opens that agent's own [`Wait`]; the session needs you
+//!   while any wait is open, since the oldest, and why in a word (`permission`, `question`)
+//!   with the tool's name when the host gives it; the same agent asking again keeps its first
+//!   time; at most [`MAX_WAITS`] are kept;
+//! - an event ends only its own agent's wait: that agent's tool ran or failed, or the host
+//!   says its permission was answered; a subagent's end ([`Signal::SubagentStop`]) ends that
+//!   subagent's. When the last wait ends, the state from beneath the waits comes back (the
+//!   main turn may have finished meanwhile); the main thread's answer means it works again;
+//! - a wait the host does not attribute (Claude Code's permission notification names no agent)
+//!   is [`Agent::Unnamed`]: it adds nothing while another wait is open, a named ask takes it
+//!   over, and any agent's answer ends it;
 //! - Stop ends the turn (`finished`), StopFailure on an error (`failed`), an interrupt too
-//!   (`finished`, marked interrupted); a Stop while a subagent waits keeps the wait (the
-//!   subagent is still waiting) and comes back when it ends;
-//! - a subagent's Stop changes nothing else; a subagent's prompt changes nothing;
+//!   (`finished`, marked interrupted); Stop ends the main thread's wait, not a subagent's (the
+//!   subagent is still waiting: the turn's end comes back when it is answered);
+//! - a subagent's prompt changes nothing; the person's prompt starts a new turn, and no wait
+//!   is open then (a prompt is typed only where no question is on screen);
 //! - the host saying its prompt is idle (Claude Code: its own session record, or its
 //!   `idle_prompt` notification) ends a turn the hooks never said ended (an interrupt or a
 //!   refused prompt fires no hook there): `finished`, interrupted;
@@ -120,7 +127,90 @@ impl<'de> Deserialize<'de> for ToolName {
     }
 }
 
-/// A state the session returns to when a subagent's wait ends.
+/// The longest subagent id kept as the host gives it; a longer or odd one is kept as a digest.
+const MAX_AGENT_ID_LEN: usize = 64;
+
+/// The most waits one session keeps open (a host flooding asks from new agents adds no more).
+pub const MAX_WAITS: usize = 16;
+
+/// A subagent's id as the host gives it (`agent_id`), kept only to tell its wait from
+/// another's: a plain id (letters, digits, `_ - . :`, at most 64) as given, anything else
+/// as a digest of it, so two subagents stay apart and nothing odd reaches a file.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
+pub struct AgentId(String);
+
+impl AgentId {
+    /// The id of a subagent from the host's `agent_id`; `None` when empty.
+    pub fn from_host(raw: &str) -> Option<Self> {
+        if raw.is_empty() {
+            return None;
+        }
+        if Self::is_plain(raw) {
+            return Some(AgentId(raw.to_string()));
+        }
+        // FNV-1a: stable across runs and versions (the spool outlives a program).
+        let digest = raw.bytes().fold(0xcbf2_9ce4_8422_2325_u64, |h, b| {
+            (h ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3)
+        });
+        Some(AgentId(format!("h{digest:016x}")))
+    }
+
+    fn is_plain(id: &str) -> bool {
+        !id.is_empty()
+            && id.len() <= MAX_AGENT_ID_LEN
+            && id
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.' | b':'))
+    }
+
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+/// Only a plain id reads back from a file.
+impl<'de> Deserialize<'de> for AgentId {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let text = String::deserialize(deserializer)?;
+        if AgentId::is_plain(&text) {
+            Ok(AgentId(text))
+        } else {
+            Err(serde::de::Error::custom("not a plain agent id"))
+        }
+    }
+}
+
+/// Whose event, or whose wait.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Agent {
+    /// The session's own agent (the main thread).
+    Main,
+    /// A subagent, by its id.
+    Sub(AgentId),
+    /// The host did not say whose (a permission notification): any agent's answer ends it.
+    Unnamed,
+}
+
+impl Agent {
+    /// A subagent's (an unnamed wait is not known to be one).
+    pub fn is_sub(&self) -> bool {
+        matches!(self, Agent::Sub(_))
+    }
+}
+
+/// One agent's open wait: a permission prompt or a question on screen since `since`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Wait {
+    pub agent: Agent,
+    pub reason: WaitReason,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool: Option<ToolName>,
+    pub since: String,
+}
+
+/// The state beneath the waits: what the session is when the last wait ends.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Prior {
@@ -130,32 +220,75 @@ pub struct Prior {
     pub interrupted: bool,
 }
 
-/// A session's state as the spool keeps it (`state.json`): the state, since when, why it
-/// needs you and the tool's name; nothing of the tool's input or of any text.
+/// A session's state as the spool keeps it (`state.json`): the state, since when, the open
+/// waits (whose, why, the tool's name, since when); nothing of the tool's input or of any text.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct StateRecord {
     pub state: SessionState,
-    /// When the session entered this state (RFC 3339, to the millisecond).
+    /// When the session entered this state (RFC 3339, to the millisecond); needs you: since
+    /// the oldest open wait.
     pub since: String,
-    /// Needs you: why.
+    /// Needs you: why the oldest wait waits.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reason: Option<WaitReason>,
-    /// Needs you: the tool waiting, when the host names it.
+    /// Needs you: the tool the oldest wait is about, when the host names it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tool: Option<ToolName>,
-    /// Needs you: a subagent asked (its answer gives back [`StateRecord::prior`]).
+    /// Needs you: the oldest wait is a subagent's.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub subagent: bool,
-    /// Needs you, asked by a subagent: the state to return to.
+    /// Needs you: the state beneath the waits, given back when the last one ends.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub prior: Option<Prior>,
+    /// Needs you: every open wait, oldest first.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub waits: Vec<Wait>,
     /// Finished: the turn was interrupted (or a prompt refused) rather than ended by the agent.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub interrupted: bool,
     /// When the current (or last) turn started.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub turn_started_at: Option<String>,
+}
+
+impl StateRecord {
+    /// The open waits, oldest first. A record written before waits were kept by agent (one
+    /// wait, `subagent` or not) reads as that one wait, unnamed when it was a subagent's.
+    pub fn open_waits(&self) -> Vec<Wait> {
+        if self.state != SessionState::NeedsYou {
+            return Vec::new();
+        }
+        if !self.waits.is_empty() {
+            return self.waits.clone();
+        }
+        vec![Wait {
+            agent: if self.subagent {
+                Agent::Unnamed
+            } else {
+                Agent::Main
+            },
+            reason: self.reason.unwrap_or(WaitReason::Permission),
+            tool: self.tool.clone(),
+            since: self.since.clone(),
+        }]
+    }
+
+    /// The state beneath the waits (the record's own when nothing waits).
+    fn beneath(&self) -> Prior {
+        if self.state != SessionState::NeedsYou {
+            return Prior {
+                state: self.state,
+                since: self.since.clone(),
+                interrupted: self.interrupted,
+            };
+        }
+        self.prior.clone().unwrap_or(Prior {
+            state: SessionState::Working,
+            since: self.since.clone(),
+            interrupted: false,
+        })
+    }
 }
 
 /// A host's hook event (or a host's own record), reduced to what the state needs.
@@ -165,25 +298,25 @@ pub enum Signal {
     Start,
     /// The context was compacted (can happen inside a turn): nothing changes.
     Compact,
-    /// A prompt was submitted: by the person (`subagent: false`), or a subagent's own prompt.
-    Prompt { subagent: bool },
-    /// A permission prompt or a question is on screen.
+    /// A prompt was submitted: by the person (the main agent's), or a subagent's own prompt.
+    Prompt { agent: Agent },
+    /// A permission prompt or a question is on screen, for `agent`.
     Ask {
         reason: WaitReason,
         tool: Option<ToolName>,
-        subagent: bool,
+        agent: Agent,
     },
-    /// A wait was answered: the tool ran (or failed), or the host says the permission was
-    /// answered.
-    Answered { subagent: bool },
+    /// `agent`'s wait was answered: its tool ran (or failed), or the host says the permission
+    /// was answered.
+    Answered { agent: Agent },
     /// The turn ended.
     Stop,
     /// The turn ended on an error.
     StopFailure,
     /// The turn was interrupted.
     Interrupt,
-    /// A subagent ended.
-    SubagentStop,
+    /// A subagent ended (its id, when the host gives it).
+    SubagentStop { agent: Option<AgentId> },
     /// The host says its prompt is idle, waiting for the next one (no turn going on).
     HostIdle,
 }
@@ -212,8 +345,33 @@ fn fresh(state: SessionState, at_ms: i64) -> StateRecord {
         tool: None,
         subagent: false,
         prior: None,
+        waits: Vec::new(),
         interrupted: false,
         turn_started_at: None,
+    }
+}
+
+/// The record of `waits` (oldest first) over the state beneath them.
+fn compose(waits: Vec<Wait>, beneath: Prior, turn_started_at: Option<String>) -> StateRecord {
+    let Some(oldest) = waits.first() else {
+        return StateRecord {
+            state: beneath.state,
+            since: beneath.since,
+            interrupted: beneath.interrupted,
+            turn_started_at,
+            ..fresh(beneath.state, 0)
+        };
+    };
+    StateRecord {
+        state: SessionState::NeedsYou,
+        since: oldest.since.clone(),
+        reason: Some(oldest.reason),
+        tool: oldest.tool.clone(),
+        subagent: oldest.agent.is_sub(),
+        prior: Some(beneath),
+        interrupted: false,
+        turn_started_at,
+        waits,
     }
 }
 
@@ -234,113 +392,127 @@ pub fn apply(current: Option<&StateRecord>, signal: &Signal, at_ms: i64) -> Opti
         turn_started_at: turn_started_at.clone(),
         ..fresh(state, at_ms)
     };
+    let mut waits = current.map(StateRecord::open_waits).unwrap_or_default();
+    let mut beneath = current.map(StateRecord::beneath).unwrap_or(Prior {
+        state: SessionState::Working,
+        since: stamp(at_ms),
+        interrupted: false,
+    });
+    let working_now = Prior {
+        state: SessionState::Working,
+        since: stamp(at_ms),
+        interrupted: false,
+    };
     match signal {
-        Signal::Start => Some(fresh(SessionState::Idle, at_ms)),
-        Signal::Compact | Signal::Prompt { subagent: true } => None,
-        Signal::Prompt { subagent: false } => Some(StateRecord {
-            turn_started_at: Some(stamp(at_ms)),
-            ..fresh(SessionState::Working, at_ms)
-        }),
+        Signal::Start => return Some(fresh(SessionState::Idle, at_ms)),
+        Signal::Compact
+        | Signal::Prompt {
+            agent: Agent::Sub(_),
+        } => return None,
+        Signal::Prompt { .. } => {
+            return Some(StateRecord {
+                turn_started_at: Some(stamp(at_ms)),
+                ..fresh(SessionState::Working, at_ms)
+            });
+        }
         Signal::Ask {
             reason,
             tool,
-            subagent,
+            agent,
         } => {
-            // Already waiting: the wait began then (Claude Code's permission notification
+            // Already waiting: that wait began then (Claude Code's permission notification
             // follows its PermissionRequest six seconds later, and names no agent).
-            if state == Some(SessionState::NeedsYou) {
+            if waits.iter().any(|w| &w.agent == agent)
+                || (*agent == Agent::Unnamed && !waits.is_empty())
+            {
                 return None;
             }
-            let prior = (*subagent).then(|| match current {
-                Some(c) => Prior {
-                    state: c.state,
-                    since: c.since.clone(),
-                    interrupted: c.interrupted,
-                },
-                None => Prior {
-                    state: SessionState::Working,
+            if let Some(unnamed) = waits.iter_mut().find(|w| w.agent == Agent::Unnamed) {
+                // The host now says whose the unattributed wait is: it keeps its time.
+                unnamed.agent = agent.clone();
+                unnamed.reason = *reason;
+                unnamed.tool = tool.clone();
+            } else if waits.len() >= MAX_WAITS {
+                return None;
+            } else {
+                waits.push(Wait {
+                    agent: agent.clone(),
+                    reason: *reason,
+                    tool: tool.clone(),
                     since: stamp(at_ms),
-                    interrupted: false,
-                },
-            });
-            Some(StateRecord {
-                reason: Some(*reason),
-                tool: tool.clone(),
-                subagent: *subagent,
-                prior,
-                turn_started_at,
-                ..fresh(SessionState::NeedsYou, at_ms)
-            })
-        }
-        Signal::Answered { subagent } => match current {
-            Some(c) if c.state == SessionState::NeedsYou && c.subagent && *subagent => {
-                Some(give_back(c, at_ms))
+                });
             }
-            Some(c) if c.state == SessionState::NeedsYou => Some(StateRecord {
-                turn_started_at,
-                ..fresh(SessionState::Working, at_ms)
-            }),
-            // A subagent's tool outside a wait says nothing about the session's turn.
-            _ if *subagent => None,
-            Some(c) if c.state == SessionState::Working => None,
-            // The main thread works again (Kimi Code's subagent Stop looks like the session's).
-            _ => Some(StateRecord {
-                turn_started_at,
-                ..fresh(SessionState::Working, at_ms)
-            }),
-        },
+        }
+        Signal::Answered { agent } => {
+            let before = waits.len();
+            waits.retain(|w| &w.agent != agent && w.agent != Agent::Unnamed);
+            let ended_a_wait = waits.len() != before;
+            if agent.is_sub() {
+                // A subagent's tool outside its wait says nothing about the session's turn.
+                if !ended_a_wait {
+                    return None;
+                }
+            } else if ended_a_wait || current.is_none() || beneath.state != SessionState::Working {
+                // The main thread works again (also after a Stop: Kimi Code's subagent Stop
+                // looks like the session's own, and the Agent tool's result follows it).
+                beneath = working_now;
+            } else {
+                return None;
+            }
+        }
         Signal::Stop | Signal::StopFailure => {
             let to = if *signal == Signal::Stop {
                 SessionState::Finished
             } else {
                 SessionState::Failed
             };
-            match current {
-                // A subagent still waits: the wait stays, and the turn's end comes back after.
-                Some(c) if c.state == SessionState::NeedsYou && c.subagent => {
-                    let mut next = c.clone();
-                    next.prior = Some(Prior {
-                        state: to,
-                        since: stamp(at_ms),
-                        interrupted: false,
-                    });
-                    Some(next)
+            if current.is_some_and(|c| c.state == to && !c.interrupted) {
+                return None;
+            }
+            // The main thread's wait ends with its turn; a subagent's wait stays (it still
+            // waits), and the turn's end comes back after it.
+            waits.retain(|w| w.agent.is_sub());
+            if waits.is_empty() {
+                return Some(ended(to, false));
+            }
+            beneath = Prior {
+                state: to,
+                since: stamp(at_ms),
+                interrupted: false,
+            };
+        }
+        Signal::Interrupt => {
+            return match state {
+                Some(SessionState::Idle) => None,
+                Some(SessionState::Finished) if current.is_some_and(|c| c.interrupted) => None,
+                _ => Some(ended(SessionState::Finished, true)),
+            };
+        }
+        Signal::SubagentStop { agent } => {
+            let before = waits.len();
+            match agent {
+                Some(id) => waits.retain(|w| w.agent != Agent::Sub(id.clone())),
+                // No id: only when one subagent waits can its end be that one's.
+                None => {
+                    if waits.iter().filter(|w| w.agent.is_sub()).count() == 1 {
+                        waits.retain(|w| !w.agent.is_sub());
+                    }
                 }
-                Some(c) if c.state == to && !c.interrupted => None,
-                _ => Some(ended(to, false)),
+            }
+            if waits.len() == before {
+                return None;
             }
         }
-        Signal::Interrupt => match state {
-            Some(SessionState::Idle) => None,
-            Some(SessionState::Finished) if current.is_some_and(|c| c.interrupted) => None,
-            _ => Some(ended(SessionState::Finished, true)),
-        },
-        Signal::SubagentStop => match current {
-            Some(c) if c.state == SessionState::NeedsYou && c.subagent => Some(give_back(c, at_ms)),
-            _ => None,
-        },
-        Signal::HostIdle => match state {
-            Some(SessionState::Working | SessionState::NeedsYou) => {
-                Some(ended(SessionState::Finished, true))
-            }
-            _ => None,
-        },
+        Signal::HostIdle => {
+            return match state {
+                Some(SessionState::Working | SessionState::NeedsYou) => {
+                    Some(ended(SessionState::Finished, true))
+                }
+                _ => None,
+            };
+        }
     }
-}
-
-/// The state from before a subagent's wait.
-fn give_back(current: &StateRecord, at_ms: i64) -> StateRecord {
-    match &current.prior {
-        Some(prior) => StateRecord {
-            interrupted: prior.interrupted,
-            turn_started_at: current.turn_started_at.clone(),
-            ..fresh(prior.state, millis(&prior.since).unwrap_or(at_ms))
-        },
-        None => StateRecord {
-            turn_started_at: current.turn_started_at.clone(),
-            ..fresh(SessionState::Working, at_ms)
-        },
-    }
+    Some(compose(waits, beneath, turn_started_at))
 }
 
 #[cfg(test)]
@@ -359,16 +531,39 @@ mod tests {
         record
     }
 
+    fn sub(id: &str) -> Agent {
+        Agent::Sub(AgentId::from_host(id).unwrap())
+    }
+
+    /// A permission prompt: the main thread's (`false`) or subagent `agent-1`'s (`true`).
     fn ask(subagent: bool) -> Signal {
+        ask_by(if subagent {
+            sub("agent-1")
+        } else {
+            Agent::Main
+        })
+    }
+
+    fn ask_by(agent: Agent) -> Signal {
         Signal::Ask {
             reason: WaitReason::Permission,
             tool: ToolName::new("Bash"),
-            subagent,
+            agent,
         }
     }
 
-    const PROMPT: Signal = Signal::Prompt { subagent: false };
-    const ANSWERED: Signal = Signal::Answered { subagent: false };
+    fn answered_by(agent: Agent) -> Signal {
+        Signal::Answered { agent }
+    }
+
+    fn sub_stop(id: &str) -> Signal {
+        Signal::SubagentStop {
+            agent: AgentId::from_host(id),
+        }
+    }
+
+    const PROMPT: Signal = Signal::Prompt { agent: Agent::Main };
+    const ANSWERED: Signal = Signal::Answered { agent: Agent::Main };
 
     fn state(record: &Option<StateRecord>) -> SessionState {
         record.as_ref().expect("a record").state
@@ -496,20 +691,19 @@ mod tests {
     #[test]
     fn a_subagent_s_stop_changes_nothing() {
         let working = run(&[(PROMPT, T0)]);
-        assert_eq!(apply(working.as_ref(), &Signal::SubagentStop, T0 + 1), None);
+        assert_eq!(apply(working.as_ref(), &sub_stop("agent-1"), T0 + 1), None);
         let finished = run(&[(PROMPT, T0), (Signal::Stop, T0 + 1)]);
-        assert_eq!(
-            apply(finished.as_ref(), &Signal::SubagentStop, T0 + 2),
-            None
-        );
+        assert_eq!(apply(finished.as_ref(), &sub_stop("agent-1"), T0 + 2), None);
         // A main-thread wait is not the subagent's to end.
         let waiting = run(&[(PROMPT, T0), (ask(false), T0 + 1)]);
-        assert_eq!(apply(waiting.as_ref(), &Signal::SubagentStop, T0 + 2), None);
+        assert_eq!(apply(waiting.as_ref(), &sub_stop("agent-1"), T0 + 2), None);
         // Nor is a subagent's own prompt a new turn.
         assert_eq!(
             apply(
                 finished.as_ref(),
-                &Signal::Prompt { subagent: true },
+                &Signal::Prompt {
+                    agent: sub("agent-1")
+                },
                 T0 + 3
             ),
             None
@@ -522,7 +716,7 @@ mod tests {
         let r = run(&[(PROMPT, T0), (ask(true), T0 + 1)]).unwrap();
         assert_eq!(r.state, SessionState::NeedsYou);
         assert!(r.subagent);
-        let back = apply(Some(&r), &Signal::Answered { subagent: true }, T0 + 2).unwrap();
+        let back = apply(Some(&r), &answered_by(sub("agent-1")), T0 + 2).unwrap();
         assert_eq!(back.state, SessionState::Working);
         assert_eq!(back.since, stamp(T0), "the turn's working since it began");
         // A background subagent after the main turn ended: answered, finished again.
@@ -530,7 +724,7 @@ mod tests {
             (PROMPT, T0),
             (Signal::Stop, T0 + 1),
             (ask(true), T0 + 2),
-            (Signal::Answered { subagent: true }, T0 + 3),
+            (answered_by(sub("agent-1")), T0 + 3),
         ])
         .unwrap();
         assert_eq!(r.state, SessionState::Finished);
@@ -540,7 +734,7 @@ mod tests {
             (PROMPT, T0),
             (Signal::Stop, T0 + 1),
             (ask(true), T0 + 2),
-            (Signal::SubagentStop, T0 + 3),
+            (sub_stop("agent-1"), T0 + 3),
         ])
         .unwrap();
         assert_eq!(r.state, SessionState::Finished);
@@ -551,19 +745,147 @@ mod tests {
         let r = run(&[(PROMPT, T0), (ask(true), T0 + 1), (Signal::Stop, T0 + 2)]).unwrap();
         assert_eq!(r.state, SessionState::NeedsYou, "the subagent still waits");
         assert_eq!(r.since, stamp(T0 + 1));
-        let r = apply(Some(&r), &Signal::Answered { subagent: true }, T0 + 3).unwrap();
+        let r = apply(Some(&r), &answered_by(sub("agent-1")), T0 + 3).unwrap();
         assert_eq!(r.state, SessionState::Finished);
         assert_eq!(r.since, stamp(T0 + 2));
     }
 
     #[test]
-    fn a_main_thread_answer_ends_any_wait_and_a_second_ask_keeps_the_first() {
-        let r = run(&[(PROMPT, T0), (ask(true), T0 + 1), (ANSWERED, T0 + 2)]).unwrap();
-        assert_eq!(r.state, SessionState::Working);
-        let r = run(&[(PROMPT, T0), (ask(true), T0 + 1), (ask(false), T0 + 2)]).unwrap();
+    fn each_wait_is_its_own_agent_s_and_the_oldest_gives_the_time() {
+        // The main thread's answer ends its own wait, not the subagent's.
+        let r = run(&[
+            (PROMPT, T0),
+            (ask(true), T0 + 1),
+            (ask(false), T0 + 2),
+            (ANSWERED, T0 + 3),
+        ])
+        .unwrap();
         assert_eq!(r.state, SessionState::NeedsYou);
-        assert!(r.subagent, "the wait is still the subagent's");
+        assert!(r.subagent, "the subagent's wait is still open");
+        assert_eq!(r.since, stamp(T0 + 1), "since the oldest wait");
+        assert_eq!(r.waits.len(), 1);
+        // Its answer then gives back the main thread working since its own answer.
+        let r = apply(Some(&r), &answered_by(sub("agent-1")), T0 + 4).unwrap();
+        assert_eq!(r.state, SessionState::Working);
+        assert_eq!(r.since, stamp(T0 + 3));
+        // Without a wait of its own, a main-thread tool leaves a subagent's wait open.
+        let r = run(&[(PROMPT, T0), (ask(true), T0 + 1), (ANSWERED, T0 + 2)]).unwrap();
+        assert_eq!(r.state, SessionState::NeedsYou);
         assert_eq!(r.since, stamp(T0 + 1));
+    }
+
+    #[test]
+    fn another_agent_never_ends_a_wait() {
+        // The three sequences of the issue, each ending while the first wait is open.
+        let main_waits = [
+            (PROMPT, T0),
+            (ask(false), T0 + 1),
+            (answered_by(sub("agent-bg")), T0 + 2),
+        ];
+        let one_waits_two_runs = [
+            (PROMPT, T0),
+            (ask_by(sub("agent-1")), T0 + 1),
+            (answered_by(sub("agent-2")), T0 + 2),
+        ];
+        let one_waits_two_ends = [
+            (PROMPT, T0),
+            (ask_by(sub("agent-1")), T0 + 1),
+            (sub_stop("agent-2"), T0 + 2),
+        ];
+        for signals in [&main_waits[..], &one_waits_two_runs, &one_waits_two_ends] {
+            let r = run(signals).unwrap();
+            assert_eq!(r.state, SessionState::NeedsYou, "{signals:?}");
+            assert_eq!(r.since, stamp(T0 + 1), "{signals:?}");
+        }
+        // Two subagents waiting: the session needs you until both are answered.
+        let both = run(&[
+            (PROMPT, T0),
+            (ask_by(sub("agent-1")), T0 + 1),
+            (ask_by(sub("agent-2")), T0 + 2),
+            (answered_by(sub("agent-2")), T0 + 3),
+        ])
+        .unwrap();
+        assert_eq!(both.state, SessionState::NeedsYou);
+        assert_eq!(both.since, stamp(T0 + 1));
+        let r = apply(Some(&both), &sub_stop("agent-1"), T0 + 4).unwrap();
+        assert_eq!(r.state, SessionState::Working);
+        assert_eq!(r.since, stamp(T0), "the turn's working since it began");
+        // A subagent's end without an id ends a wait only when one subagent waits.
+        let unnamed_end = Signal::SubagentStop { agent: None };
+        let two = run(&[
+            (PROMPT, T0),
+            (ask_by(sub("agent-1")), T0 + 1),
+            (ask_by(sub("agent-2")), T0 + 2),
+        ]);
+        assert_eq!(apply(two.as_ref(), &unnamed_end, T0 + 4), None);
+        let one = run(&[(PROMPT, T0), (ask(true), T0 + 1)]);
+        let r = apply(one.as_ref(), &unnamed_end, T0 + 2).unwrap();
+        assert_eq!(r.state, SessionState::Working);
+    }
+
+    #[test]
+    fn an_unattributed_notification_joins_the_open_wait_or_is_ended_by_any_answer() {
+        // Claude Code's permission notification (no agent) six seconds after a subagent's
+        // PermissionRequest adds nothing.
+        let r = run(&[
+            (PROMPT, T0),
+            (ask(true), T0 + 1),
+            (ask_by(Agent::Unnamed), T0 + 6001),
+        ])
+        .unwrap();
+        assert_eq!(r.waits.len(), 1);
+        // Alone, it is ended by any agent's answer, since we cannot tell whose it is.
+        let r = run(&[
+            (PROMPT, T0),
+            (ask_by(Agent::Unnamed), T0 + 1),
+            (answered_by(sub("agent-9")), T0 + 2),
+        ])
+        .unwrap();
+        assert_eq!(r.state, SessionState::Working);
+        // A named ask after it takes it over, keeping its time.
+        let r = run(&[
+            (PROMPT, T0),
+            (ask_by(Agent::Unnamed), T0 + 1),
+            (ask(true), T0 + 2),
+        ])
+        .unwrap();
+        assert_eq!(r.waits.len(), 1);
+        assert_eq!(r.waits[0].agent, sub("agent-1"));
+        assert_eq!(r.since, stamp(T0 + 1));
+    }
+
+    #[test]
+    fn waits_are_bounded_and_odd_agent_ids_are_kept_as_digests() {
+        let mut signals = vec![(PROMPT, T0)];
+        for n in 0..40 {
+            signals.push((ask_by(sub(&format!("agent-{n}"))), T0 + 1 + n));
+        }
+        let r = run(&signals).unwrap();
+        assert_eq!(r.waits.len(), MAX_WAITS);
+        let odd = AgentId::from_host("a b/../\nx").unwrap();
+        assert!(odd.as_str().starts_with('h') && odd.as_str().len() == 17);
+        assert_ne!(odd, AgentId::from_host("a b/../\ny").unwrap());
+        assert_eq!(AgentId::from_host(""), None);
+        let long = "x".repeat(65);
+        assert_ne!(AgentId::from_host(&long).unwrap().as_str(), long);
+        // Only a plain id reads back.
+        let bad: Result<Wait, _> = serde_json::from_str(
+            r#"{"agent":{"sub":"a b"},"reason":"permission","since":"2026-12-02T10:00:00.000Z"}"#,
+        );
+        assert!(bad.is_err());
+    }
+
+    #[test]
+    fn a_record_from_before_waits_were_kept_by_agent_reads_as_one_wait() {
+        let old: StateRecord = serde_json::from_str(
+            r#"{"state":"needs-you","since":"2026-12-02T10:00:00.000Z","reason":"permission","subagent":true,"prior":{"state":"working","since":"2026-12-02T09:59:00.000Z"}}"#,
+        )
+        .unwrap();
+        assert_eq!(old.open_waits().len(), 1);
+        let at = millis("2026-12-02T10:00:01.000Z").unwrap();
+        let r = apply(Some(&old), &answered_by(sub("agent-1")), at).unwrap();
+        assert_eq!(r.state, SessionState::Working);
+        assert_eq!(r.since, "2026-12-02T09:59:00.000Z");
     }
 
     #[test]
@@ -576,11 +898,7 @@ mod tests {
         // A subagent's tool after the turn ended says nothing.
         let finished = run(&[(PROMPT, T0), (Signal::Stop, T0 + 1)]);
         assert_eq!(
-            apply(
-                finished.as_ref(),
-                &Signal::Answered { subagent: true },
-                T0 + 2
-            ),
+            apply(finished.as_ref(), &answered_by(sub("agent-1")), T0 + 2),
             None
         );
     }

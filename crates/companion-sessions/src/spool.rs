@@ -829,7 +829,7 @@ mod tests {
         let ask = Signal::Ask {
             reason: WaitReason::Permission,
             tool: ToolName::new("Bash"),
-            subagent: false,
+            agent: crate::session_state::Agent::Main,
         };
         let at = 1_796_000_000_000;
         assert_eq!(spool.apply_signal(&ask, at).unwrap(), None);
@@ -860,7 +860,12 @@ mod tests {
             .unwrap();
         assert_eq!(
             spool
-                .apply_signal(&Signal::Prompt { subagent: false }, at + 2)
+                .apply_signal(
+                    &Signal::Prompt {
+                        agent: crate::session_state::Agent::Main
+                    },
+                    at + 2
+                )
                 .unwrap(),
             None,
             "an ended session keeps no state"

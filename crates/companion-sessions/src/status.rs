@@ -416,14 +416,22 @@ pub fn session_state(
         return recorded;
     };
     let record = recorded.as_ref()?;
-    let signal = match activity {
-        Activity::Idle => Signal::HostIdle,
-        Activity::Busy if record.state == SessionState::NeedsYou => Signal::Answered {
-            subagent: record.subagent,
-        },
-        Activity::Busy | Activity::Waiting => return recorded,
-    };
-    session_state::apply(Some(record), &signal, at).or(recorded)
+    match activity {
+        Activity::Idle => session_state::apply(Some(record), &Signal::HostIdle, at).or(recorded),
+        // Busy: nothing is on the host's screen for the person any more, so every open wait
+        // was answered, each as its own agent's answer.
+        Activity::Busy if record.state == SessionState::NeedsYou => {
+            let answered = record
+                .open_waits()
+                .into_iter()
+                .fold(record.clone(), |r, wait| {
+                    let signal = Signal::Answered { agent: wait.agent };
+                    session_state::apply(Some(&r), &signal, at).unwrap_or(r)
+                });
+            Some(answered)
+        }
+        Activity::Busy | Activity::Waiting => recorded,
+    }
 }
 
 /// A session's state in words: `working`, `needs you (permission, 4 min)`, `finished`,
