@@ -61,7 +61,7 @@ impl Reader {
                             ..first.clone()
                         });
                         let mut full = first;
-                        full.snapshot.looked_at = snapshot::looked_at(&candidates);
+                        full.snapshot.looked_at = snapshot::looked_at(&paths, &candidates);
                         deliver(full);
                     }
                 }
@@ -99,7 +99,7 @@ fn wait_for_request(state: &(Mutex<State>, Condvar)) -> bool {
 /// Reads everything a refresh needs, now.
 pub fn read(paths: &Paths) -> Reading {
     let (mut reading, candidates) = read_unlooked(paths);
-    reading.snapshot.looked_at = snapshot::looked_at(&candidates);
+    reading.snapshot.looked_at = snapshot::looked_at(paths, &candidates);
     reading
 }
 

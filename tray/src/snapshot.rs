@@ -22,7 +22,7 @@ const LOG_TAIL_BYTES: u64 = 64 * 1024;
 /// Gathers the inputs and reduces them.
 pub fn read(paths: &Paths, now: i64) -> Snapshot {
     let (mut snapshot, candidates) = read_unlooked(paths, now);
-    snapshot.looked_at = looked_at(&candidates);
+    snapshot.looked_at = looked_at(paths, &candidates);
     snapshot
 }
 
@@ -49,9 +49,9 @@ pub fn read_unlooked(paths: &Paths, now: i64) -> (Snapshot, Candidates) {
     (snapshot, candidates)
 }
 
-/// The session the person is looking at (its window is the active one), asked of the
-/// desktop only for sessions that could notify.
-pub fn looked_at(candidates: &Candidates) -> Option<String> {
+/// The session the person is looking at (its own tab is the one in front), asked of the
+/// desktop and the terminal only for sessions that could notify.
+pub fn looked_at(paths: &Paths, candidates: &Candidates) -> Option<String> {
     if candidates.is_empty() {
         return None;
     }
@@ -59,7 +59,7 @@ pub fn looked_at(candidates: &Candidates) -> Option<String> {
         .iter()
         .map(|(id, pid)| (id.as_str(), *pid))
         .collect();
-    session_focus::looked_at(&candidates)
+    session_focus::looked_at(&paths.sessions_dir(), &candidates)
 }
 
 /// The snapshot of `status` and `settings` at `now`.

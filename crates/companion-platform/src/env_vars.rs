@@ -53,6 +53,8 @@ pub const WEZTERM_UNIX_SOCKET: &str = "WEZTERM_UNIX_SOCKET";
 pub const KONSOLE_DBUS_SERVICE: &str = "KONSOLE_DBUS_SERVICE";
 pub const KONSOLE_DBUS_WINDOW: &str = "KONSOLE_DBUS_WINDOW";
 pub const KONSOLE_DBUS_SESSION: &str = "KONSOLE_DBUS_SESSION";
+/// The X11 window of the terminal (`N`: xterm, kitty, Konsole, Alacritty on X11 set it).
+pub const WINDOWID: &str = "WINDOWID";
 /// Windows Terminal's, iTerm2's and Apple Terminal's session ids.
 pub const WT_SESSION: &str = "WT_SESSION";
 pub const ITERM_SESSION_ID: &str = "ITERM_SESSION_ID";

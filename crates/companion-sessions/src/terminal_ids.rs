@@ -1,6 +1,6 @@
 //! The terminal a session runs in, by the terminal's own ids as the session-start hook finds
 //! them in its environment (the host inherits them from the tab or pane it was started in):
-//! `TMUX_PANE`, kitty's window and socket, WezTerm's pane and socket, Konsole's D-Bus
+//! `TMUX_PANE`, the X11 window (`WINDOWID`), kitty's window and socket, WezTerm's pane and socket, Konsole's D-Bus
 //! session, Windows Terminal's, iTerm2's and Apple Terminal's session ids, an editor's
 //! integrated terminal. Only ids, never content: each value is kept only when it has the
 //! shape of an id (digits, a GUID, a socket address, a D-Bus name or path), else dropped.
@@ -77,6 +77,9 @@ pub struct TerminalIds {
     /// `TMUX_PANE`: `%N`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tmux_pane: Option<String>,
+    /// `WINDOWID`: the terminal's X11 window (tells two windows of one process apart).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub x11_window: Option<u64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub kitty: Option<KittyWindow>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -135,6 +138,7 @@ impl TerminalIds {
         // Each value's shape is checked in one place, the same for ids read back.
         TerminalIds {
             tmux_pane: get(env_vars::TMUX_PANE),
+            x11_window: number(env_vars::WINDOWID).filter(|&w| w != 0),
             kitty,
             wezterm,
             konsole,
@@ -159,6 +163,9 @@ impl TerminalIds {
             tmux_pane: self
                 .tmux_pane
                 .filter(|v| text(v, |v| v.strip_prefix('%').is_some_and(all_digits))),
+            x11_window: self
+                .x11_window
+                .filter(|&w| w != 0 && w <= u64::from(u32::MAX)),
             kitty: self.kitty.map(|k| KittyWindow {
                 window_id: k.window_id,
                 listen_on: k.listen_on.filter(|v| text(v, is_socket_address)),

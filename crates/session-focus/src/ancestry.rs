@@ -1,6 +1,7 @@
 //! A process's ancestors (through `companion_platform::process`), and what we recognise among
 //! them: terminals and editors by name, a tmux server, the two tmux variables of a process's
-//! environment (Linux). Never reads any other variable of another process.
+//! environment and (for a tmux client) its terminal's id variables, the same ones the
+//! session-start hook records (Linux). Never reads any other variable of another process.
 
 /// One process of a chain, the session's host first.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -117,6 +118,30 @@ pub fn tmux_env(pid: u32) -> TmuxEnv {
 #[cfg(not(target_os = "linux"))]
 pub fn tmux_env(_pid: u32) -> TmuxEnv {
     TmuxEnv::default()
+}
+
+/// The terminal ids in `pid`'s environment (a tmux client's: the tab it shows in), only the
+/// variables [`TerminalIds::from_lookup`] asks for, each kept only with the shape of its id.
+/// Linux only (`/proc/<pid>/environ`, readable for our own processes).
+pub fn terminal_ids_of(pid: u32) -> companion_sessions::terminal_ids::TerminalIds {
+    #[cfg(target_os = "linux")]
+    let bytes = std::fs::read(format!("/proc/{pid}/environ")).unwrap_or_default();
+    #[cfg(not(target_os = "linux"))]
+    let bytes: Vec<u8> = {
+        let _ = pid;
+        Vec::new()
+    };
+    terminal_ids_from(&bytes)
+}
+
+/// [`terminal_ids_of`] from a NUL-separated environment block.
+pub fn terminal_ids_from(block: &[u8]) -> companion_sessions::terminal_ids::TerminalIds {
+    companion_sessions::terminal_ids::TerminalIds::from_lookup(|name| {
+        block.split(|b| *b == 0).find_map(|entry| {
+            let value = entry.strip_prefix(name.as_bytes())?.strip_prefix(b"=")?;
+            std::str::from_utf8(value).ok().map(str::to_string)
+        })
+    })
 }
 
 /// Picks `TMUX` and `TMUX_PANE` out of a NUL-separated environment block; nothing else is

@@ -35,6 +35,7 @@ use companion_sessions::spool::{SessionId, Spool};
 pub mod ancestry;
 #[cfg(all(unix, not(target_os = "macos")))]
 pub mod compositor;
+pub mod in_front;
 #[cfg(target_os = "macos")]
 mod macos;
 pub mod terminal;
@@ -335,13 +336,13 @@ pub fn enable_gnome_jump() -> bool {
     }
 }
 
-/// The process owning the active window (Wayland: GNOME Shell with our extension, KWin; X11
-/// with an EWMH window manager, on `$DISPLAY`; Windows' foreground window); `None` elsewhere
-/// or when it cannot be told.
-pub fn active_window_pid() -> Option<u32> {
+/// The active window: the process owning it and, on X11, the window (Wayland: GNOME Shell
+/// with our extension, KWin; X11 with an EWMH window manager, on `$DISPLAY`; Windows'
+/// foreground window); `None` elsewhere or when it cannot be told.
+pub fn active_window() -> Option<in_front::ActiveWindow> {
     #[cfg(windows)]
     {
-        windows::active_pid()
+        windows::active_pid().map(|pid| in_front::ActiveWindow { pid, x11: None })
     }
     #[cfg(not(windows))]
     {
@@ -349,20 +350,20 @@ pub fn active_window_pid() -> Option<u32> {
         if ancestry::wayland_session()
             && let Some(pid) = compositor::focused_pid()
         {
-            return Some(pid);
+            return Some(in_front::ActiveWindow { pid, x11: None });
         }
         let display = std::env::var("DISPLAY").ok().filter(|d| !d.is_empty())?;
-        active_window_pid_on(&display)
+        active_window_on(&display)
     }
 }
 
-/// [`active_window_pid`] on the X display `display` (`:0`).
-pub fn active_window_pid_on(display: &str) -> Option<u32> {
+/// [`active_window`] on the X display `display` (`:0`).
+pub fn active_window_on(display: &str) -> Option<in_front::ActiveWindow> {
     #[cfg(all(unix, not(target_os = "macos")))]
     {
         x11::Desktop::connect_to(Some(display), x11::QUERY_WITHIN)
             .ok()?
-            .active_pid()
+            .active()
     }
     #[cfg(not(all(unix, not(target_os = "macos"))))]
     {
@@ -371,17 +372,17 @@ pub fn active_window_pid_on(display: &str) -> Option<u32> {
     }
 }
 
-/// Which of these sessions (id, host pid) the person is looking at: the active window is its
-/// process's or an ancestor's, or, in tmux, its pane is the one shown by a client whose
-/// terminal is the active window. `None` when none is, or the desktop cannot tell.
-pub fn looked_at(sessions: &[(&str, u32)]) -> Option<String> {
-    let active = active_window_pid();
+/// Which of these sessions (id, host pid; their spools under `sessions_dir`) the person is
+/// looking at: the one whose own tab, pane or window is in front ([`in_front`]). `None` when
+/// none is, or the desktop or the terminal cannot tell: the person is then notified.
+pub fn looked_at(sessions_dir: &Path, sessions: &[(&str, u32)]) -> Option<String> {
+    let active = active_window();
     tracing::debug!(
         ?active,
         wayland = ancestry::wayland_session(),
-        "the active window's process"
+        "the active window"
     );
-    looked_at_pid(active?, sessions)
+    looked_at_in(active?, sessions_dir, sessions)
 }
 
 /// Whether an XEmbed tray manager runs on the X display `$DISPLAY` (the tray's choice of
@@ -401,18 +402,25 @@ pub fn xembed_tray_present() -> bool {
 }
 
 /// [`looked_at`] on the X display `display`.
-pub fn looked_at_on(display: &str, sessions: &[(&str, u32)]) -> Option<String> {
-    looked_at_pid(active_window_pid_on(display)?, sessions)
+pub fn looked_at_on(
+    display: &str,
+    sessions_dir: &Path,
+    sessions: &[(&str, u32)],
+) -> Option<String> {
+    looked_at_in(active_window_on(display)?, sessions_dir, sessions)
 }
 
-fn looked_at_pid(active: u32, sessions: &[(&str, u32)]) -> Option<String> {
+fn looked_at_in(
+    active: in_front::ActiveWindow,
+    sessions_dir: &Path,
+    sessions: &[(&str, u32)],
+) -> Option<String> {
     sessions.iter().find_map(|&(id, pid)| {
-        let chain = ancestry::ancestors(pid);
-        if chain.iter().any(|a| a.pid == active) {
-            return Some(id.to_string());
-        }
-        let pane = tmux::locate(&chain)?;
-        tmux::shown_in(&pane, active).then(|| id.to_string())
+        let ids = SessionId::new(id)
+            .and_then(|id| Spool::new(sessions_dir, &id).read_session())
+            .map(|record| record.terminal)
+            .unwrap_or_default();
+        (in_front::session_front(pid, &ids, active) == in_front::Front::Yes).then(|| id.to_string())
     })
 }
 

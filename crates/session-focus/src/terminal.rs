@@ -10,18 +10,25 @@
 //! - Windows Terminal, VS Code, JetBrains IDEs and Apple Terminal offer no way to pick a tab
 //!   from outside: the window is raised and [`Tab::NotSelectable`] says which tab it is.
 //!
-//! Only ids go to the terminal; nothing is read from it. A terminal's command-line client is
-//! run through the core's [`process_group::output`] (bounded in time and output; past
-//! either it and anything it started are killed and reaped).
+//! Whether the session's tab is the one in front ([`crate::in_front`]) is asked the same
+//! ways: kitty's `ls` (only its ids and focus flags are read), Konsole's current session and
+//! its windows (D-Bus), WezTerm's focused pane (`wezterm cli list-clients`).
+//!
+//! Only ids go to the terminal, and only ids and focus flags are read back. A terminal's
+//! command-line client is run through the core's [`process_group::output`] (bounded in time
+//! and output; past either it and anything it started are killed and reaped).
 
 use std::fmt;
 use std::process::Command;
 use std::time::Duration;
 
 use companion_platform::process_group;
-use companion_sessions::terminal_ids::{Editor, KittyWindow, TerminalIds, WeztermPane};
+use companion_sessions::terminal_ids::{
+    Editor, KittyWindow, KonsoleSession, TerminalIds, WeztermPane,
+};
 
 use crate::ancestry::Ancestor;
+use crate::in_front::{Front, WindowKnown};
 
 /// The tab or pane of the session.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -46,14 +53,21 @@ const DEADLINE: Duration = Duration::from_secs(2);
 /// The most a terminal's client may print (we read nothing of it but success).
 const OUTPUT_LIMIT: u64 = 64 * 1024;
 
+/// The most a terminal's listing may print (kitty's `ls` of many tabs).
+const LISTING_LIMIT: u64 = 4 * 1024 * 1024;
+
 /// Runs a terminal's client; its output when it succeeded in time.
 fn run(program: &str, args: &[&str], env: &[(&str, &str)]) -> Option<String> {
+    run_limited(program, args, env, OUTPUT_LIMIT)
+}
+
+fn run_limited(program: &str, args: &[&str], env: &[(&str, &str)], limit: u64) -> Option<String> {
     let mut command = Command::new(program);
     command.args(args);
     for (key, value) in env {
         command.env(key, value);
     }
-    match process_group::output(&mut command, DEADLINE, OUTPUT_LIMIT) {
+    match process_group::output(&mut command, DEADLINE, limit) {
         Ok(out) if out.status.success() => Some(String::from_utf8_lossy(&out.stdout).into_owned()),
         Ok(_) => None,
         Err(error) => {
@@ -195,6 +209,94 @@ fn wezterm(pane: &WeztermPane) -> Tab {
     }
 }
 
+/// Whether kitty's window `window` is the one on screen: the active window of the active tab
+/// of kitty's focused OS window (or of the OS window that is the X11 active window), from
+/// `kitty @ ls` on its socket.
+pub(crate) fn kitty_front(window: &KittyWindow, active_x11: Option<u64>) -> Front {
+    let Some(socket) = window.listen_on.as_ref().filter(|s| s.starts_with("unix:")) else {
+        return Front::CannotTell;
+    };
+    match run_limited("kitty", &["@", "--to", socket, "ls"], &[], LISTING_LIMIT) {
+        Some(listing) => kitty_front_in(&listing, window.window_id, active_x11),
+        None => Front::CannotTell,
+    }
+}
+
+/// [`kitty_front`] from the text of `kitty @ ls`.
+pub(crate) fn kitty_front_in(listing: &str, window_id: u64, active_x11: Option<u64>) -> Front {
+    let Ok(serde_json::Value::Array(os_windows)) = serde_json::from_str(listing) else {
+        return Front::CannotTell;
+    };
+    let flag = |v: &serde_json::Value, keys: &[&str]| keys.iter().any(|k| v[*k] == true);
+    for os in &os_windows {
+        let tabs = os["tabs"].as_array().map(Vec::as_slice).unwrap_or_default();
+        for tab in tabs {
+            let windows = tab["windows"]
+                .as_array()
+                .map(Vec::as_slice)
+                .unwrap_or_default();
+            let Some(ours) = windows.iter().find(|w| w["id"].as_u64() == Some(window_id)) else {
+                continue;
+            };
+            let os_in_front = flag(os, &["is_focused"])
+                || active_x11.is_some_and(|x| os["platform_window_id"].as_u64() == Some(x));
+            // kitty 0.26+: `is_active_tab`, `is_active_window`; older: `is_focused` only.
+            let tab_in_front = flag(tab, &["is_active_tab", "is_focused"]);
+            let window_in_front = flag(ours, &["is_active_window", "is_focused"]);
+            return if os_in_front && tab_in_front && window_in_front {
+                Front::Yes
+            } else {
+                Front::No
+            };
+        }
+    }
+    // kitty does not list that window (closed, or another kitty's): cannot tell.
+    Front::CannotTell
+}
+
+/// Whether Konsole shows the session's tab in front: its window's current session is the
+/// session's, and that window is the active one (`WINDOWID` matched, or the only window).
+pub(crate) fn konsole_front(session: &KonsoleSession, window: WindowKnown) -> Front {
+    match konsole::current(session) {
+        Some((current, _)) if current != session.session => Front::No,
+        Some((_, windows)) if window == WindowKnown::Yes || windows == 1 => Front::Yes,
+        _ => Front::CannotTell,
+    }
+}
+
+/// Whether WezTerm's clients focus the session's pane (`wezterm cli list-clients`).
+pub(crate) fn wezterm_front(pane: &WeztermPane) -> Front {
+    let env: Vec<(&str, &str)> = pane
+        .socket
+        .as_deref()
+        .map(|s| vec![("WEZTERM_UNIX_SOCKET", s)])
+        .unwrap_or_default();
+    let Some(listing) = run_limited(
+        "wezterm",
+        &["cli", "list-clients", "--format", "json"],
+        &env,
+        LISTING_LIMIT,
+    ) else {
+        return Front::CannotTell;
+    };
+    wezterm_front_in(&listing, pane.pane_id)
+}
+
+/// [`wezterm_front`] from its listing: the most recently active client's focused pane.
+pub(crate) fn wezterm_front_in(listing: &str, pane_id: u64) -> Front {
+    let Ok(serde_json::Value::Array(clients)) = serde_json::from_str(listing) else {
+        return Front::CannotTell;
+    };
+    let latest = clients
+        .iter()
+        .max_by_key(|c| c["idle_time"]["secs"].as_u64().map(|s| u64::MAX - s));
+    match latest.and_then(|c| c["focused_pane_id"].as_u64()) {
+        Some(focused) if focused == pane_id => Front::Yes,
+        Some(_) => Front::No,
+        None => Front::CannotTell,
+    }
+}
+
 fn iterm2(session: &str) -> Tab {
     let tab = "an iTerm2 tab".to_string();
     #[cfg(target_os = "macos")]
@@ -233,6 +335,32 @@ mod konsole {
     trait Window {
         #[zbus(name = "setCurrentSession")]
         fn set_current_session(&self, session_id: i32) -> zbus::Result<()>;
+        #[zbus(name = "currentSession")]
+        fn current_session(&self) -> zbus::Result<i32>;
+    }
+
+    /// The window's current session number, and how many windows this Konsole has.
+    pub fn current(session: &KonsoleSession) -> Option<(u32, usize)> {
+        let session = session.clone();
+        crate::compositor::on_session_bus(move |bus| async move {
+            let proxy = WindowProxy::builder(&bus)
+                .destination(session.service.clone())
+                .path(session.window.clone())
+                .build()
+                .await
+                .ok()?;
+            let current = u32::try_from(proxy.current_session().await.ok()?).ok()?;
+            let windows = zbus::fdo::IntrospectableProxy::builder(&bus)
+                .destination(session.service.clone())
+                .path("/Windows")
+                .build()
+                .await
+                .ok()?
+                .introspect()
+                .await
+                .ok()?;
+            Some((current, windows.matches("<node name=").count()))
+        })
     }
 
     /// Asks the Konsole window to show the session's tab.
@@ -255,6 +383,12 @@ mod konsole {
 mod konsole {
     pub fn select(_session: &companion_sessions::terminal_ids::KonsoleSession) -> bool {
         false
+    }
+
+    pub fn current(
+        _session: &companion_sessions::terminal_ids::KonsoleSession,
+    ) -> Option<(u32, usize)> {
+        None
     }
 }
 
@@ -312,5 +446,45 @@ mod tests {
                 .starts_with("kitty window 4 (not selected: kitty's remote control is off"),
             "{tab}"
         );
+    }
+    /// `kitty @ ls` of kitty 0.26.5 (trimmed): tabs one and two in OS window 1, three in OS
+    /// window 2, which is focused.
+    const KITTY_LS: &str = r#"[
+      {"id": 1, "is_active": false, "is_focused": false, "platform_window_id": 4194316,
+       "tabs": [
+         {"id": 1, "title": "one", "is_active_tab": true, "is_focused": false,
+          "windows": [{"id": 1, "is_active_window": true, "is_focused": false}]},
+         {"id": 2, "title": "two", "is_active_tab": false, "is_focused": false,
+          "windows": [{"id": 2, "is_active_window": true, "is_focused": false}]}]},
+      {"id": 2, "is_active": true, "is_focused": true, "platform_window_id": 4194340,
+       "tabs": [
+         {"id": 3, "title": "three", "is_active_tab": true, "is_focused": true,
+          "windows": [{"id": 3, "is_active_window": true, "is_focused": true}]}]}
+    ]"#;
+
+    #[test]
+    fn kitty_s_window_is_in_front_only_in_the_active_tab_of_the_focused_os_window() {
+        assert_eq!(kitty_front_in(KITTY_LS, 3, None), Front::Yes);
+        assert_eq!(kitty_front_in(KITTY_LS, 1, None), Front::No);
+        assert_eq!(kitty_front_in(KITTY_LS, 2, None), Front::No);
+        // The X11 active window says which OS window is in front when kitty's flag lags.
+        assert_eq!(kitty_front_in(KITTY_LS, 1, Some(4194316)), Front::Yes);
+        assert_eq!(kitty_front_in(KITTY_LS, 2, Some(4194316)), Front::No);
+        // A window kitty does not list, or a listing that is not kitty's: cannot tell.
+        assert_eq!(kitty_front_in(KITTY_LS, 9, None), Front::CannotTell);
+        assert_eq!(kitty_front_in("not json", 1, None), Front::CannotTell);
+        assert_eq!(kitty_front_in("{}", 1, None), Front::CannotTell);
+    }
+
+    #[test]
+    fn wezterm_s_pane_is_in_front_when_its_latest_client_focuses_it() {
+        let listing = r#"[
+          {"pid": 1, "idle_time": {"secs": 300, "nanos": 0}, "focused_pane_id": 4},
+          {"pid": 2, "idle_time": {"secs": 2, "nanos": 0}, "focused_pane_id": 7}
+        ]"#;
+        assert_eq!(wezterm_front_in(listing, 7), Front::Yes);
+        assert_eq!(wezterm_front_in(listing, 4), Front::No);
+        assert_eq!(wezterm_front_in("[]", 4), Front::CannotTell);
+        assert_eq!(wezterm_front_in("garbage", 4), Front::CannotTell);
     }
 }

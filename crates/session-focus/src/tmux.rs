@@ -209,9 +209,9 @@ pub fn select(pane: &Pane) -> Option<u32> {
     Some(client.pid)
 }
 
-/// Whether the pane is the one on screen (active in the session's current window) in a
-/// client whose terminal is (a descendant of) the process `window_pid`.
-pub fn shown_in(pane: &Pane, window_pid: u32) -> bool {
+/// The tmux client showing the pane on screen (active in the session's current window) whose
+/// terminal is (a descendant of) the process `window_pid`: its pid, `None` when none does.
+pub fn shown_by(pane: &Pane, window_pid: u32) -> Option<u32> {
     let socket = pane.socket.as_path();
     let shown = tmux(
         socket,
@@ -225,19 +225,18 @@ pub fn shown_in(pane: &Pane, window_pid: u32) -> bool {
     )
     .is_some_and(|out| out.trim() == "11");
     if !shown {
-        return false;
+        return None;
     }
-    let Some(clients) = tmux(socket, &["list-clients", "-F", CLIENT_FORMAT]) else {
-        return false;
-    };
+    let clients = tmux(socket, &["list-clients", "-F", CLIENT_FORMAT])?;
     parse_clients(&clients)
         .iter()
         .filter(|c| c.session_id == pane.session_id)
-        .any(|c| {
+        .find(|c| {
             ancestry::ancestors(c.pid)
                 .iter()
                 .any(|a| a.pid == window_pid)
         })
+        .map(|c| c.pid)
 }
 
 #[cfg(test)]

@@ -464,9 +464,13 @@ impl Desktop {
             .filter(|&w| w != 0)
     }
 
-    /// The pid owning the active window.
-    pub fn active_pid(&self) -> Option<u32> {
-        self.active_window().and_then(|w| self.window_pid(w))
+    /// The active window and the pid owning it.
+    pub fn active(&self) -> Option<crate::in_front::ActiveWindow> {
+        let window = self.active_window()?;
+        Some(crate::in_front::ActiveWindow {
+            pid: self.window_pid(window)?,
+            x11: Some(u64::from(window)),
+        })
     }
 
     /// A current server timestamp: the time of a PropertyNotify on a window of our own.

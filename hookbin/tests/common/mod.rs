@@ -10,6 +10,8 @@ use std::time::{Duration, Instant};
 
 use fabric_fake::FakeFabric;
 
+pub mod x11_desk;
+
 pub const BIN: &str = env!("CARGO_BIN_EXE_fabric-session");
 
 /// A temporary home with Fabric's folder, our cache, and the stand-in's state.
