@@ -35,6 +35,10 @@ make plasma-notification kde/plasma/3-notification-replaced.png -gravity SouthEa
 make tray-menu tray/on-a-real-desktop/3-menu-pause-1-hour.png -gravity SouthEast -crop 760x272+0+0 +repage
 # a notification (dunst) and the count on the icon (tray/tests/desktop, on-a-real-desktop)
 make tray-notification tray/on-a-real-desktop/6-notified-four-unread.png -gravity NorthEast -crop 340x100+0+45 +repage
+# a real Claude Code's permission prompt: the "needs you" notification (dunst) and the icon's
+# red mark on the lab tray host (tests/real-hosts, needs_you.rs)
+make needs-you-notification real-hosts/needs-you-claude.png -gravity NorthEast -crop 340x100+0+45 +repage
+make needs-you-icon real-hosts/needs-you-claude.png -gravity SouthEast -crop 40x40+0+0 +repage -scale 300%
 # the dashboard in WebKit (tests/e2e-dashboard/run.mjs)
 make dashboard-overview dashboard/7-overview-two-sessions.png -gravity North -crop 1180x560+0+0 +repage
 make dashboard-hooks-plan dashboard/2-hooks-plan.png

@@ -22,8 +22,8 @@
 //! - Stop ends the turn (`finished`), StopFailure on an error (`failed`), an interrupt too
 //!   (`finished`, marked interrupted); Stop ends the main thread's wait, not a subagent's (the
 //!   subagent is still waiting: the turn's end comes back when it is answered);
-//! - a subagent's prompt changes nothing; the person's prompt starts a new turn, and no wait
-//!   is open then (a prompt is typed only where no question is on screen);
+//! - a subagent's prompt changes nothing; the main thread's prompt starts a new turn and ends
+//!   its own wait, while a subagent's stays open until that subagent's answer or end;
 //! - the host saying its prompt is idle (Claude Code: its own session record, or its
 //!   `idle_prompt` notification) ends a turn the hooks never said ended (an interrupt or a
 //!   refused prompt fires no hook there): `finished`, interrupted;
@@ -410,10 +410,16 @@ pub fn apply(current: Option<&StateRecord>, signal: &Signal, at_ms: i64) -> Opti
             agent: Agent::Sub(_),
         } => return None,
         Signal::Prompt { .. } => {
-            return Some(StateRecord {
-                turn_started_at: Some(stamp(at_ms)),
-                ..fresh(SessionState::Working, at_ms)
-            });
+            // A new turn of the main thread: its own wait (and any unattributed one) is over;
+            // a subagent still waiting keeps its wait (Claude Code runs subagents in the
+            // background, and tells the main thread of one's end with a prompt of its own).
+            waits.retain(|w| w.agent.is_sub());
+            let working = Prior {
+                state: SessionState::Working,
+                since: stamp(at_ms),
+                interrupted: false,
+            };
+            return Some(compose(waits, working, Some(stamp(at_ms))));
         }
         Signal::Ask {
             reason,
@@ -821,6 +827,23 @@ mod tests {
         let one = run(&[(PROMPT, T0), (ask(true), T0 + 1)]);
         let r = apply(one.as_ref(), &unnamed_end, T0 + 2).unwrap();
         assert_eq!(r.state, SessionState::Working);
+    }
+
+    #[test]
+    fn a_new_turn_of_the_main_thread_keeps_a_subagent_s_wait() {
+        let r = run(&[
+            (PROMPT, T0),
+            (Signal::Stop, T0 + 1),
+            (ask(true), T0 + 2),
+            (PROMPT, T0 + 3),
+        ])
+        .unwrap();
+        assert_eq!(r.state, SessionState::NeedsYou);
+        assert_eq!(r.since, stamp(T0 + 2));
+        assert_eq!(r.turn_started_at, Some(stamp(T0 + 3)));
+        let r = apply(Some(&r), &answered_by(sub("agent-1")), T0 + 4).unwrap();
+        assert_eq!(r.state, SessionState::Working);
+        assert_eq!(r.since, stamp(T0 + 3), "working since the new turn began");
     }
 
     #[test]

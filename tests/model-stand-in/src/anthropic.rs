@@ -97,69 +97,93 @@ pub fn message_stream(request: &Value, id: &str, reply: &str, input_tokens: u64)
         .collect()
 }
 
-/// The non-streaming answer calling `name` with `input`.
-pub fn tool_use(request: &Value, id: &str, name: &str, input: &Value, input_tokens: u64) -> Value {
+/// A tool call's id: the first as `toolu_<message id>`, the next ones numbered.
+fn call_id(id: &str, index: usize) -> String {
+    if index == 0 {
+        format!("toolu_{id}")
+    } else {
+        format!("toolu_{id}_{index}")
+    }
+}
+
+/// The non-streaming answer calling `name` with each of `inputs` (one, or several at once).
+pub fn tool_use(
+    request: &Value,
+    id: &str,
+    name: &str,
+    inputs: &[Value],
+    input_tokens: u64,
+) -> Value {
+    let content: Vec<Value> = inputs
+        .iter()
+        .enumerate()
+        .map(|(i, input)| {
+            json!({"type": "tool_use", "id": call_id(id, i), "name": name, "input": input})
+        })
+        .collect();
     json!({
         "id": id,
         "type": "message",
         "role": "assistant",
         "model": model_of(request),
-        "content": [{"type": "tool_use", "id": format!("toolu_{id}"), "name": name, "input": input}],
+        "content": content,
         "stop_reason": "tool_use",
         "stop_sequence": null,
         "usage": usage(input_tokens, 10),
     })
 }
 
-/// The streaming answer calling `name` with `input`, as the SSE body.
+/// The streaming answer calling `name` with each of `inputs`, as the SSE body.
 pub fn tool_use_stream(
     request: &Value,
     id: &str,
     name: &str,
-    input: &Value,
+    inputs: &[Value],
     input_tokens: u64,
 ) -> String {
-    let events = [
-        (
-            "message_start",
-            json!({
-                "type": "message_start",
-                "message": {
-                    "id": id,
-                    "type": "message",
-                    "role": "assistant",
-                    "model": model_of(request),
-                    "content": [],
-                    "stop_reason": null,
-                    "stop_sequence": null,
-                    "usage": usage(input_tokens, 1),
-                },
-            }),
-        ),
-        (
+    let mut events = vec![(
+        "message_start",
+        json!({
+            "type": "message_start",
+            "message": {
+                "id": id,
+                "type": "message",
+                "role": "assistant",
+                "model": model_of(request),
+                "content": [],
+                "stop_reason": null,
+                "stop_sequence": null,
+                "usage": usage(input_tokens, 1),
+            },
+        }),
+    )];
+    for (index, input) in inputs.iter().enumerate() {
+        events.push((
             "content_block_start",
-            json!({"type": "content_block_start", "index": 0,
-                   "content_block": {"type": "tool_use", "id": format!("toolu_{id}"),
+            json!({"type": "content_block_start", "index": index,
+                   "content_block": {"type": "tool_use", "id": call_id(id, index),
                                      "name": name, "input": {}}}),
-        ),
-        ("ping", json!({"type": "ping"})),
-        (
+        ));
+        if index == 0 {
+            events.push(("ping", json!({"type": "ping"})));
+        }
+        events.push((
             "content_block_delta",
-            json!({"type": "content_block_delta", "index": 0,
+            json!({"type": "content_block_delta", "index": index,
                    "delta": {"type": "input_json_delta", "partial_json": input.to_string()}}),
-        ),
-        (
+        ));
+        events.push((
             "content_block_stop",
-            json!({"type": "content_block_stop", "index": 0}),
-        ),
-        (
-            "message_delta",
-            json!({"type": "message_delta",
-                   "delta": {"stop_reason": "tool_use", "stop_sequence": null},
-                   "usage": {"output_tokens": 10}}),
-        ),
-        ("message_stop", json!({"type": "message_stop"})),
-    ];
+            json!({"type": "content_block_stop", "index": index}),
+        ));
+    }
+    events.push((
+        "message_delta",
+        json!({"type": "message_delta",
+               "delta": {"stop_reason": "tool_use", "stop_sequence": null},
+               "usage": {"output_tokens": 10}}),
+    ));
+    events.push(("message_stop", json!({"type": "message_stop"})));
     events
         .iter()
         .map(|(name, data)| sse_event(Some(name), data))

@@ -31,6 +31,8 @@ pub struct Answer {
     pub status: u16,
     pub content_type: &'static str,
     pub body: String,
+    /// Held back this long before it is sent (`stand-in: wait <secs>`).
+    pub delay: Option<std::time::Duration>,
 }
 
 impl Answer {
@@ -39,6 +41,7 @@ impl Answer {
             status,
             content_type: "application/json",
             body: value.to_string(),
+            delay: None,
         }
     }
 
@@ -47,6 +50,7 @@ impl Answer {
             status: 200,
             content_type: "text/event-stream",
             body,
+            delay: None,
         }
     }
 }
@@ -114,23 +118,29 @@ pub fn answer(request: &Request<'_>, turn: &Turn<'_>) -> Answer {
         ("POST", "/v1/messages") => match json_body(request) {
             Ok(body) => {
                 let id = format!("msg_stand_in_{}", turn.seq);
-                if let Move::Call { name, input, .. } = script::anthropic_move(&body) {
+                let (calls, delay) = match script::anthropic_move(&body) {
+                    Move::Call { name, input, .. } => (Some((name, vec![input])), None),
+                    Move::Parallel { name, inputs, .. } => (Some((name, inputs)), None),
+                    Move::ReplyAfter(after) => (None, Some(after)),
+                    Move::Reply => (None, None),
+                };
+                if let Some((name, inputs)) = calls {
                     return if streams(&body) {
                         Answer::sse(anthropic::tool_use_stream(
                             &body,
                             &id,
                             &name,
-                            &input,
+                            &inputs,
                             input_tokens,
                         ))
                     } else {
                         Answer::json(
                             200,
-                            &anthropic::tool_use(&body, &id, &name, &input, input_tokens),
+                            &anthropic::tool_use(&body, &id, &name, &inputs, input_tokens),
                         )
                     };
                 }
-                if streams(&body) {
+                let mut answer = if streams(&body) {
                     Answer::sse(anthropic::message_stream(
                         &body,
                         &id,
@@ -142,7 +152,9 @@ pub fn answer(request: &Request<'_>, turn: &Turn<'_>) -> Answer {
                         200,
                         &anthropic::message(&body, &id, turn.reply, input_tokens),
                     )
-                }
+                };
+                answer.delay = delay;
+                answer
             }
             Err(why) => bad_request(request, true, &why),
         },
@@ -153,12 +165,22 @@ pub fn answer(request: &Request<'_>, turn: &Turn<'_>) -> Answer {
         ("POST", "/v1/responses") => match json_body(request) {
             Ok(body) => {
                 let id = format!("resp_stand_in_{}", turn.seq);
-                if let Move::Call {
-                    name,
-                    namespace,
-                    input,
-                } = script::openai_move(&body)
-                {
+                let (call, delay) = match script::openai_move(&body) {
+                    Move::Call {
+                        name,
+                        namespace,
+                        input,
+                    } => (Some((name, namespace, input)), None),
+                    // One call at a time here: the first.
+                    Move::Parallel {
+                        name,
+                        namespace,
+                        mut inputs,
+                    } => (Some((name, namespace, inputs.swap_remove(0))), None),
+                    Move::ReplyAfter(after) => (None, Some(after)),
+                    Move::Reply => (None, None),
+                };
+                if let Some((name, namespace, input)) = call {
                     let call = openai::Call {
                         name: &name,
                         namespace: namespace.as_deref(),
@@ -179,7 +201,7 @@ pub fn answer(request: &Request<'_>, turn: &Turn<'_>) -> Answer {
                         )
                     };
                 }
-                if streams(&body) {
+                let mut answer = if streams(&body) {
                     Answer::sse(openai::response_stream(
                         &body,
                         &id,
@@ -192,7 +214,9 @@ pub fn answer(request: &Request<'_>, turn: &Turn<'_>) -> Answer {
                         200,
                         &openai::response(&body, &id, turn.reply, input_tokens, turn.now, true),
                     )
-                }
+                };
+                answer.delay = delay;
+                answer
             }
             Err(why) => bad_request(request, false, &why),
         },

@@ -8,7 +8,12 @@
 //! - `stand-in: run-here <command>` — the same, but never asking to leave Codex's sandbox (so
 //!   Codex runs it without asking the person);
 //! - `stand-in: agent run <command>` — call the host's subagent tool, whose prompt is
-//!   `stand-in: run <command>` (so the subagent calls the shell tool in turn).
+//!   `stand-in: run <command>` (so the subagent calls the shell tool in turn);
+//! - `stand-in: agents run <command>` — call the subagent tool twice at once (Anthropic
+//!   Messages; the Responses API gets the first call): one subagent runs `<command>`, the
+//!   other is answered after [`PARALLEL_WAIT_SECS`] (`stand-in: wait <secs>`), so it ends
+//!   while the first may still wait for the person;
+//! - `stand-in: wait <secs>` — the fixed reply, given after `<secs>` (at most 30).
 //!
 //! Once the last message carries a tool's result (the tool ran, was refused or failed) and no
 //! new ask, the answer is the fixed reply: the turn ends. A request that offers no such tool (a title or
@@ -30,6 +35,15 @@ pub const RUN: &str = "stand-in: run ";
 pub const RUN_HERE: &str = "stand-in: run-here ";
 /// The words that ask for a subagent running a shell command.
 pub const AGENT_RUN: &str = "stand-in: agent run ";
+
+/// The words that ask for two subagents at once.
+pub const AGENTS_RUN: &str = "stand-in: agents run ";
+/// The words that ask for the fixed reply after some seconds.
+pub const WAIT: &str = "stand-in: wait ";
+/// How long the second of two parallel subagents takes.
+pub const PARALLEL_WAIT_SECS: u64 = 6;
+/// The longest a reply is held back.
+const MAX_WAIT_SECS: u64 = 30;
 
 /// Shell tools, most specific first.
 const SHELL_TOOLS: &[&str] = &[
@@ -56,6 +70,14 @@ pub enum Move {
         namespace: Option<String>,
         input: Value,
     },
+    /// Calls of the same tool with each of `inputs`, in one answer (parallel subagents).
+    Parallel {
+        name: String,
+        namespace: Option<String>,
+        inputs: Vec<Value>,
+    },
+    /// The fixed reply, given after a while.
+    ReplyAfter(std::time::Duration),
 }
 
 /// A tool as the request offers it: its name and the JSON schema of its input.
@@ -72,6 +94,8 @@ enum Ask {
     Run(String),
     RunHere(String),
     AgentRun(String),
+    AgentsRun(String),
+    Wait(u64),
 }
 
 /// The move for an Anthropic Messages request.
@@ -156,7 +180,12 @@ pub fn openai_move(body: &Value) -> Move {
 fn ask_in(texts: &[&str]) -> Ask {
     let mut ask = Ask::Nothing;
     for text in texts {
-        if let Some(at) = text.rfind(AGENT_RUN) {
+        if let Some(at) = text.rfind(AGENTS_RUN) {
+            ask = Ask::AgentsRun(command_after(&text[at + AGENTS_RUN.len()..]));
+        } else if let Some(at) = text.rfind(WAIT) {
+            let secs = command_after(&text[at + WAIT.len()..]).parse::<u64>();
+            ask = secs.map_or(Ask::Nothing, |s| Ask::Wait(s.min(MAX_WAIT_SECS)));
+        } else if let Some(at) = text.rfind(AGENT_RUN) {
             ask = Ask::AgentRun(command_after(&text[at + AGENT_RUN.len()..]));
         } else if let Some(at) = text.rfind(RUN_HERE) {
             ask = Ask::RunHere(command_after(&text[at + RUN_HERE.len()..]));
@@ -165,7 +194,9 @@ fn ask_in(texts: &[&str]) -> Ask {
         }
     }
     match ask {
-        Ask::Run(c) | Ask::RunHere(c) | Ask::AgentRun(c) if c.is_empty() => Ask::Nothing,
+        Ask::Run(c) | Ask::RunHere(c) | Ask::AgentRun(c) | Ask::AgentsRun(c) if c.is_empty() => {
+            Ask::Nothing
+        }
         other => other,
     }
 }
@@ -183,6 +214,18 @@ fn decide(ask: &Ask, tools: &[Tool<'_>]) -> Move {
     };
     match ask {
         Ask::Nothing => Move::Reply,
+        Ask::Wait(secs) => Move::ReplyAfter(std::time::Duration::from_secs(*secs)),
+        Ask::AgentsRun(command) => match find(AGENT_TOOLS) {
+            Some(tool) => Move::Parallel {
+                name: tool.name.to_owned(),
+                namespace: tool.namespace.map(str::to_owned),
+                inputs: vec![
+                    agent_input(tool.schema, &format!("{RUN}{command}")),
+                    agent_input(tool.schema, &format!("{WAIT}{PARALLEL_WAIT_SECS}")),
+                ],
+            },
+            None => Move::Reply,
+        },
         Ask::Run(command) | Ask::RunHere(command) => match find(SHELL_TOOLS) {
             Some(tool) => Move::Call {
                 name: tool.name.to_owned(),
@@ -406,6 +449,33 @@ mod tests {
                 namespace: Some("multi_agent_v1".into()),
                 input: json!({"message": "stand-in: run touch z"})
             }
+        );
+    }
+
+    #[test]
+    fn two_subagents_at_once_one_of_them_answered_late() {
+        let body = json!({"messages": [{"role": "user", "content": "stand-in: agents run touch p"}],
+                          "tools": [agent_tool()]});
+        let Move::Parallel { name, inputs, .. } = anthropic_move(&body) else {
+            panic!("not two calls at once");
+        };
+        assert_eq!(name, "Agent");
+        assert_eq!(inputs.len(), 2);
+        assert_eq!(inputs[0]["prompt"], "stand-in: run touch p");
+        assert_eq!(
+            inputs[1]["prompt"],
+            format!("stand-in: wait {PARALLEL_WAIT_SECS}")
+        );
+        let late = json!({"messages": [{"role": "user", "content": inputs[1]["prompt"]}],
+                          "tools": [agent_tool()]});
+        assert_eq!(
+            anthropic_move(&late),
+            Move::ReplyAfter(std::time::Duration::from_secs(PARALLEL_WAIT_SECS))
+        );
+        let too_long = json!({"messages": [{"role": "user", "content": "stand-in: wait 999"}]});
+        assert_eq!(
+            anthropic_move(&too_long),
+            Move::ReplyAfter(std::time::Duration::from_secs(30))
         );
     }
 }

@@ -249,6 +249,9 @@ async fn handle(request: Request<Incoming>, state: &State) -> Response<Full<Byte
             (answer, body)
         }
     };
+    if let Some(delay) = answer.delay {
+        tokio::time::sleep(delay).await;
+    }
     state.log.push(Recorded {
         seq: 0,
         method,
@@ -267,6 +270,7 @@ fn error_answer(status: u16, message: &str) -> Answer {
         body: serde_json::json!({"type": "error",
             "error": {"type": "invalid_request_error", "message": format!("model-stand-in: {message}")}})
         .to_string(),
+        delay: None,
     }
 }
 

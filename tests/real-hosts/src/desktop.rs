@@ -204,6 +204,23 @@ impl Desktop {
         Ok(desktop)
     }
 
+    /// The whole screen (the tray host's window with our icon, the daemon's notifications)
+    /// as a PNG at `file` (ImageMagick's `import`); a screenshot that cannot be taken is said.
+    pub fn screenshot(&self, file: &Path) {
+        if let Some(dir) = file.parent() {
+            let _ = std::fs::create_dir_all(dir);
+        }
+        let taken = self
+            .command("import")
+            .args(["-window", "root"])
+            .arg(file)
+            .status()
+            .is_ok_and(|s| s.success());
+        if !taken {
+            eprintln!("no screenshot at {} (ImageMagick's import)", file.display());
+        }
+    }
+
     /// A command with the desktop's environment only.
     pub fn command(&self, program: &str) -> Command {
         let mut command = Command::new(program);

@@ -11,6 +11,8 @@
 //! 2. refused at once: no notification, and within 2 s nothing says "needs you" any more;
 //! 3. interrupted while a command runs: `finished`, interrupted;
 //! 4. a subagent asks: the session needs you (`subagent`), until it is answered;
+//! 5. (Claude Code) two subagents at once: one asks, the other ends meanwhile; the session
+//!    still needs you, until the person answers the first;
 //!
 //! and nothing of the prompts or the commands is in any file of ours. The time from the prompt
 //! on screen to the mark on the icon is measured and said (`MEASURED …`).
@@ -95,6 +97,15 @@ fn secret() -> String {
 
 /// The host's own settings for an interactive session against the stand-in, as a person
 /// who uses it would have them, before our install.
+/// Where the screenshots go: `$FABRIC_E2E_SHOTS/real-hosts`, else the repository's
+/// `target/e2e-shots/real-hosts` (as the other suites').
+fn shots_dir() -> PathBuf {
+    std::env::var_os("FABRIC_E2E_SHOTS")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target/e2e-shots"))
+        .join("real-hosts")
+}
+
 fn prepare(home: &TestHome) {
     match home.host() {
         Host::Claude => {
@@ -400,8 +411,8 @@ fn prove_holding(
         &home.project,
     )?;
     let reaper = Reaper(home.home.clone());
-    let (tui, _, desktop, home, _) = held.insert((tui, reaper, desktop, home, stand_in));
-    let (home, desktop, tui) = (&*home, &*desktop, &*tui);
+    let (tui, _, desktop, home, stand_in) = held.insert((tui, reaper, desktop, home, stand_in));
+    let (home, desktop, tui, stand_in) = (&*home, &*desktop, &*tui, &*stand_in);
     say(&format!(
         "{host}: TUI in tmux -S {}, desktop {} (logs in {})",
         socket.display(),
@@ -461,6 +472,8 @@ fn prove_holding(
     if notified_all.len() != 1 {
         return Err(format!("not exactly one notification: {notified_all:?}"));
     }
+    // The icon with its mark and the notification, as the person sees them (docs/images).
+    desktop.screenshot(&shots_dir().join(format!("needs-you-{}.png", host.cli_name())));
     let notified_at = notified[0].0;
     let answered = Instant::now();
     tui.keys(drive.approve);
@@ -596,6 +609,63 @@ fn prove_holding(
             tui.screen()
         )
     })?;
+
+    // 5. Two subagents at once: one asks for permission, the other ends while it waits; the
+    //    session needs you until the person answers. Claude Code 2.1.328 runs both in the
+    //    background (its Agent results and the main turn's Stop come first, each subagent's
+    //    permission prompt after), and the one answered late runs no hook of its own while
+    //    the first waits: `hookbin/tests/agent_waits.rs` drives the events that do.
+    if host == Host::Claude {
+        std::thread::sleep(Duration::from_secs(1));
+        submit(
+            home,
+            tui,
+            &format!(
+                "{}touch {word}-parallel",
+                model_stand_in::script::AGENTS_RUN
+            ),
+        )?;
+        let (_, m) = prompt_to_mark(home, desktop, tui, &drive)?;
+        measured.push(m);
+        // The other subagent's model answers after PARALLEL_WAIT_SECS (the stand-in records a
+        // request once it answered); then that subagent ends, while the first still waits.
+        let late = format!(
+            "{}{}",
+            model_stand_in::script::WAIT,
+            model_stand_in::script::PARALLEL_WAIT_SECS
+        );
+        let other_ends = Duration::from_secs(model_stand_in::script::PARALLEL_WAIT_SECS) + SLOW;
+        wait_until("the other subagent's answer", other_ends, || {
+            stand_in
+                .requests_to("/v1/messages")
+                .iter()
+                .any(|r| r.body.to_string().contains(&late))
+                .then_some(())
+        })?;
+        std::thread::sleep(Duration::from_secs(3));
+        std::thread::sleep(Duration::from_millis(500));
+        let waiting = session(home).ok_or("no session")?;
+        if waiting["state"] != "needs-you" || desktop.icon_has_mark() != Some(true) {
+            return Err(format!(
+                "another subagent's end ended the wait: {waiting}; log:\n{}",
+                home.hook_log_text()
+            ));
+        }
+        tui.keys(drive.approve);
+        wait_until("the parallel subagent's wait over", WITHIN, || {
+            (state_of(home).as_deref() != Some("needs-you")).then_some(())
+        })?;
+        wait_until("the session settled after the subagents", SLOW, || {
+            (state_of(home).as_deref() == Some("finished")).then_some(())
+        })
+        .map_err(|e| {
+            format!(
+                "{e}: state {:?}; the screen:\n{}",
+                session(home),
+                tui.screen()
+            )
+        })?;
+    }
 
     // Nothing of the prompts or the commands in any file of ours.
     for what in [word.as_str(), "stand-in: "] {
