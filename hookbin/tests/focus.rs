@@ -11,7 +11,6 @@
 
 mod common;
 
-use std::io::BufRead;
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
@@ -21,32 +20,15 @@ use companion_hosts::host::Host;
 use companion_platform::process;
 use companion_sessions::spool::{SessionId, SessionRecord, Spool};
 
-const REQUIRE: &str = "FABRIC_REQUIRE_DESKTOP_TESTS";
 const PROGRAMS: [&str; 6] = ["Xvfb", "xprop", "xdotool", "openbox", "xterm", "tmux"];
 const WAIT: Duration = Duration::from_secs(30);
 
 fn available(test: &str) -> bool {
-    let path = std::env::var_os("PATH").unwrap_or_default();
-    let missing: Vec<&str> = PROGRAMS
-        .into_iter()
-        .filter(|p| !std::env::split_paths(&path).any(|dir| dir.join(p).is_file()))
-        .collect();
-    if missing.is_empty() {
-        return true;
-    }
-    let why = format!(
-        "{} not found on PATH (packages xvfb, x11-utils, xdotool, openbox, xterm, tmux)",
-        missing.join(", ")
-    );
-    if std::env::var_os(REQUIRE).is_some_and(|v| v == "1") {
-        panic!("{test}: {why}; ${REQUIRE}=1 says this test must run");
-    }
-    use std::io::Write;
-    let _ = writeln!(
-        std::io::stderr().lock(),
-        "SKIPPED {test}: {why}. scripts/test.sh installs them and runs it."
-    );
-    false
+    test_support::desktop::require(
+        test,
+        &PROGRAMS,
+        "xvfb, x11-utils, xdotool, openbox, xterm, tmux",
+    )
 }
 
 /// Every process the test started, killed and reaped on drop; the tmux server too.
@@ -195,28 +177,9 @@ fn record(home: &Home, id: &str, pid: u32, host: Host) {
 
 /// Xvfb on a display it picks itself (`-displayfd`): tests running in parallel never clash.
 fn start_xvfb(procs: &mut Procs) -> String {
-    let mut xvfb = Command::new("Xvfb")
-        .args([
-            "-displayfd",
-            "1",
-            "-screen",
-            "0",
-            "1024x768x24",
-            "-nolisten",
-            "tcp",
-        ])
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("Xvfb");
-    let stdout = xvfb.stdout.take().unwrap();
+    let (xvfb, display) = test_support::desktop::start_xvfb();
     procs.children.push(xvfb);
-    let mut line = String::new();
-    std::io::BufReader::new(stdout)
-        .read_line(&mut line)
-        .unwrap();
-    format!(":{}", line.trim())
+    display
 }
 
 /// The only child of `parent` (waited for).

@@ -13,8 +13,8 @@
 //! ends the tray.
 //!
 //! Menu items are found by keyboard highlight (Down/Right in the real GTK menu), located in
-//! a screenshot, and then clicked with the mouse. Screenshots go to `$FABRIC_E2E_SHOTS`
-//! (default `target/e2e-shots/tray/`). Needs: xvfb, x11-utils, xdotool, imagemagick,
+//! a screenshot, and then clicked with the mouse. Screenshots go to `$FABRIC_E2E_SHOTS/tray/<test>`
+//! (default `target/e2e-shots/tray/<test>`). Needs: xvfb, x11-utils, xdotool, imagemagick,
 //! dbus (dbus-daemon, dbus-monitor, dbus-send), dunst, trayer. Linux only: it drives an X11
 //! desktop.
 #![cfg(target_os = "linux")]
