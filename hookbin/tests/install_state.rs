@@ -14,20 +14,8 @@ use std::path::{Path, PathBuf};
 
 use companion_hosts::host::Host;
 use companion_hosts::install::{self, HookState, Operation};
-use companion_platform::paths::Paths;
 use install_support::backups_of;
-
-fn paths_in(home: &Path) -> Paths {
-    let data = home.join(".local/share");
-    Paths {
-        home: home.to_path_buf(),
-        fabric_dir: data.join("passioncode-fabric"),
-        services_dir: data.join("passioncode-fabric/services"),
-        cache_dir: home.join(".cache/fabric-companion"),
-        data_dir: data.join("fabric-companion"),
-        config_dir: home.join(".config/fabric-companion"),
-    }
-}
+use test_support::files::paths_in;
 
 /// The hosts whose config folder variable is not set in this process.
 fn testable_hosts() -> Vec<Host> {

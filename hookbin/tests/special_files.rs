@@ -11,11 +11,12 @@
 
 mod common;
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use common::{Home, write};
+use test_support::special_files::{Kind, dev_zero_is_a_device, running_as_root};
+use test_support::watchdog::run_watched;
 
 /// A hung process is killed after this long (a failure, not a measurement).
 const WATCHDOG: Duration = Duration::from_secs(20);
@@ -27,65 +28,14 @@ const EVENTS: [(&str, &str); 4] = [
     ("session-end", "SessionEnd"),
 ];
 
-#[derive(Debug, Clone, Copy, PartialEq)]
-enum Kind {
-    Fifo,
-    DevZero,
-    Directory,
-    SymlinkLoop,
-    Unreadable,
-}
-
-impl Kind {
-    const ALL: [Kind; 5] = [
-        Kind::Fifo,
-        Kind::DevZero,
-        Kind::Directory,
-        Kind::SymlinkLoop,
-        Kind::Unreadable,
-    ];
-
-    /// The word the hook log's skip line names (`None`: an open error, logged as unreadable).
-    fn logged(self) -> &'static str {
-        match self {
-            Kind::Fifo => "fifo",
-            Kind::DevZero => "device",
-            Kind::Directory => "directory",
-            Kind::SymlinkLoop | Kind::Unreadable => "unreadable",
-        }
-    }
-
-    fn plant(self, path: &Path) {
-        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-        let _ = std::fs::remove_file(path);
-        match self {
-            Kind::Fifo => {
-                let c = std::ffi::CString::new(path.as_os_str().as_encoded_bytes()).unwrap();
-                assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
-            }
-            Kind::DevZero => std::os::unix::fs::symlink("/dev/zero", path).unwrap(),
-            Kind::Directory => std::fs::create_dir(path).unwrap(),
-            Kind::SymlinkLoop => std::os::unix::fs::symlink(path, path).unwrap(),
-            Kind::Unreadable => {
-                use std::os::unix::fs::PermissionsExt;
-                std::fs::write(path, "{\"mcpServers\": {\"fabric\": {}}}").unwrap();
-                std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o000)).unwrap();
-            }
-        }
-    }
-
-    /// The file is still what was planted (nothing replaced or wrote into it).
-    fn still_there(self, path: &Path) -> bool {
-        use std::os::unix::fs::FileTypeExt;
-        let Ok(meta) = std::fs::symlink_metadata(path) else {
-            return false;
-        };
-        match self {
-            Kind::Fifo => meta.file_type().is_fifo(),
-            Kind::DevZero | Kind::SymlinkLoop => meta.file_type().is_symlink(),
-            Kind::Directory => meta.is_dir(),
-            Kind::Unreadable => meta.is_file(),
-        }
+/// The word the hook log's skip line names for `kind` (an open error is logged as
+/// unreadable).
+fn logged(kind: Kind) -> &'static str {
+    match kind {
+        Kind::Fifo => "fifo",
+        Kind::DevZero => "device",
+        Kind::Directory => "directory",
+        Kind::SymlinkLoop | Kind::Unreadable => "unreadable",
     }
 }
 
@@ -218,34 +168,6 @@ fn populated_home() -> Home {
     home
 }
 
-/// Runs `command` to its end under the watchdog: a hang is killed and fails the test.
-fn run_watched(mut command: Command, stdin: &[u8], what: &str) -> Output {
-    command
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
-    let mut child = command.spawn().unwrap();
-    let mut pipe = child.stdin.take().unwrap();
-    let payload = stdin.to_vec();
-    // The payload goes in from a thread: a hook that never reads it must not block us.
-    std::thread::spawn(move || {
-        use std::io::Write;
-        let _ = pipe.write_all(&payload);
-    });
-    let start = Instant::now();
-    loop {
-        if child.try_wait().unwrap().is_some() {
-            return child.wait_with_output().unwrap();
-        }
-        if start.elapsed() > WATCHDOG {
-            let _ = child.kill();
-            let _ = child.wait();
-            panic!("{what} hung (killed after {WATCHDOG:?})");
-        }
-        std::thread::sleep(Duration::from_millis(5));
-    }
-}
-
 /// Pids of `fabric-session worker` processes working in this home.
 fn workers_in(home: &Home) -> Vec<u32> {
     let needle = home.path().as_os_str().as_encoded_bytes().to_vec();
@@ -294,7 +216,7 @@ fn run_everything(home: &Home, label: &str) -> Transcript {
         });
         command.current_dir(home.project());
         let what = format!("{label}: status (json {json})");
-        let out = run_watched(command, b"", &what);
+        let out = run_watched(command, b"", &what, WATCHDOG);
         said.push((
             what,
             out.status.code().unwrap_or(-1),
@@ -316,6 +238,7 @@ fn run_everything(home: &Home, label: &str) -> Transcript {
                 home.command(&["hook", event, "--host", host]),
                 &home.payload(&session, name),
                 &what,
+                WATCHDOG,
             );
             said.push((
                 what,
@@ -379,7 +302,7 @@ fn stable(transcript: &Transcript, hook_config: bool) -> Vec<(String, i32, Strin
 }
 
 fn check_target(target: Target) {
-    let running_as_root = unsafe { libc::geteuid() } == 0;
+    let running_as_root = running_as_root();
     // The baseline: the same home with the file absent.
     let baseline = {
         let home = populated_home();
@@ -422,10 +345,7 @@ fn check_target(target: Target) {
         let said = run_everything(&home, &label);
         // Once a spool write followed a link to /dev/zero and renamed over the device.
         assert!(
-            std::fs::symlink_metadata("/dev/zero").is_ok_and(|m| {
-                use std::os::unix::fs::FileTypeExt;
-                m.file_type().is_char_device()
-            }),
+            dev_zero_is_a_device(),
             "{label}: /dev/zero is no longer a device"
         );
         if target.hook_config {
@@ -462,7 +382,7 @@ fn check_target(target: Target) {
         }
         if target.read_by_hooks {
             let log = home.log_text();
-            let line = format!("skipped={} file={}", kind.logged(), target.name);
+            let line = format!("skipped={} file={}", logged(kind), target.name);
             assert!(
                 log.contains(&line),
                 "{label}: no `{line}` in the hook log:\n{log}"

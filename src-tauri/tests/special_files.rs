@@ -17,7 +17,7 @@
 #![cfg(unix)] // FIFOs, /dev/zero, symlink loops
 
 use std::path::{Path, PathBuf};
-use std::sync::{Mutex, MutexGuard, OnceLock, mpsc};
+use std::sync::{Mutex, MutexGuard, OnceLock};
 use std::time::Duration;
 
 use companion_hosts::host::Host;
@@ -28,6 +28,9 @@ use companion_sessions::spool::{BoardRecord, SessionId, SessionRecord, Spool};
 use companion_sessions::status;
 use fabric_companion::{commands, desktop, log_tail::LogTail, services};
 use serde_json::{Value, json};
+use test_support::files::{paths_in, write};
+use test_support::special_files::{Kind, file_type};
+use test_support::watchdog::on_thread;
 
 const WATCHDOG: Duration = Duration::from_secs(30);
 
@@ -56,48 +59,6 @@ fn desktop_env() -> MutexGuard<'static, ()> {
 
 fn system_config_dir() -> PathBuf {
     PathBuf::from(std::env::var_os("XDG_CONFIG_DIRS").unwrap())
-}
-
-#[derive(Debug, Clone, Copy)]
-enum Kind {
-    Fifo,
-    DevZero,
-    Directory,
-    SymlinkLoop,
-}
-
-fn plant(kind: Kind, path: &Path) {
-    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-    let _ = std::fs::remove_file(path);
-    match kind {
-        Kind::Fifo => assert!(
-            std::process::Command::new("mkfifo")
-                .arg(path)
-                .status()
-                .unwrap()
-                .success()
-        ),
-        Kind::DevZero => std::os::unix::fs::symlink("/dev/zero", path).unwrap(),
-        Kind::Directory => std::fs::create_dir(path).unwrap(),
-        Kind::SymlinkLoop => std::os::unix::fs::symlink(path, path).unwrap(),
-    }
-}
-
-fn paths_in(home: &Path) -> Paths {
-    let fabric_dir = home.join(".local/share/passioncode-fabric");
-    Paths {
-        home: home.to_path_buf(),
-        services_dir: fabric_dir.join("services"),
-        fabric_dir,
-        cache_dir: home.join(".cache/fabric-companion"),
-        data_dir: home.join(".local/share/fabric-companion"),
-        config_dir: home.join(".config/fabric-companion"),
-    }
-}
-
-fn write(path: &Path, text: &str) {
-    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-    std::fs::write(path, text).unwrap();
 }
 
 fn populate(paths: &Paths) {
@@ -202,9 +163,9 @@ fn targets(paths: &Paths) -> Vec<(&'static str, PathBuf, Option<Host>)> {
 /// What the commands answer, as the page receives it (JSON), on a thread the watchdog
 /// gives up on.
 fn answers_watched(paths: &Paths, what: &str) -> Value {
-    let (tx, rx) = mpsc::channel();
     let paths = paths.clone();
-    std::thread::spawn(move || {
+    let what = format!("{what}: a dashboard command");
+    on_thread(&what, WATCHDOG, move || {
         let status = status::collect(&paths, None);
         let tray_running = desktop::tray_running(&paths);
         let mut tail = LogTail::new(&paths.hook_log());
@@ -221,7 +182,7 @@ fn answers_watched(paths: &Paths, what: &str) -> Value {
             )
             .collect();
         let settings = commands::settings_view(&paths);
-        let _ = tx.send(json!({
+        json!({
             "status": status,
             "trayRunning": tray_running,
             "log": log,
@@ -229,10 +190,8 @@ fn answers_watched(paths: &Paths, what: &str) -> Value {
             "services": services,
             "plans": plans,
             "settings": settings,
-        }));
-    });
-    rx.recv_timeout(WATCHDOG)
-        .unwrap_or_else(|_| panic!("{what}: a dashboard command hung (gave up after {WATCHDOG:?})"))
+        })
+    })
 }
 
 fn scrub(value: Value, home: &Path) -> Value {
@@ -288,17 +247,12 @@ fn the_dashboards_commands_treat_a_special_file_anywhere_as_absent_and_never_han
                 dir.path(),
             )
         };
-        for kind in [
-            Kind::Fifo,
-            Kind::DevZero,
-            Kind::Directory,
-            Kind::SymlinkLoop,
-        ] {
+        for kind in Kind::NOT_REGULAR {
             let dir = tempfile::tempdir().unwrap();
             let paths = paths_in(dir.path());
             populate(&paths);
             let (name, path, hook_config) = targets(&paths).remove(index);
-            plant(kind, &path);
+            kind.plant(&path);
             let what = format!("{name} as {kind:?}");
             let mut got = scrub(answers_watched(&paths, &what), dir.path());
             let mut want = baseline.clone();
@@ -368,16 +322,7 @@ fn the_dashboards_commands_treat_a_special_file_anywhere_as_absent_and_never_han
 
 /// Runs `f` on a thread the watchdog gives up on.
 fn watched<T: Send + 'static>(what: &str, f: impl FnOnce() -> T + Send + 'static) -> T {
-    let (tx, rx) = mpsc::channel();
-    std::thread::spawn(move || {
-        let _ = tx.send(f());
-    });
-    rx.recv_timeout(WATCHDOG)
-        .unwrap_or_else(|_| panic!("{what}: hung (gave up after {WATCHDOG:?})"))
-}
-
-fn kind_of(path: &Path) -> Option<std::fs::FileType> {
-    std::fs::symlink_metadata(path).ok().map(|m| m.file_type())
+    on_thread(what, WATCHDOG, f)
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -397,12 +342,7 @@ fn the_login_item_and_the_trays_lock_as_special_files_never_hang_the_dashboard()
     let system_entry = system_config_dir()
         .join("autostart")
         .join(autostart::AUTOSTART_FILE);
-    for kind in [
-        Kind::Fifo,
-        Kind::DevZero,
-        Kind::Directory,
-        Kind::SymlinkLoop,
-    ] {
+    for kind in Kind::NOT_REGULAR {
         for place in [Place::OwnEntry, Place::SystemEntry, Place::TrayLock] {
             let dir = tempfile::tempdir().unwrap();
             let paths = paths_in(dir.path());
@@ -429,8 +369,8 @@ fn the_login_item_and_the_trays_lock_as_special_files_never_hang_the_dashboard()
                 }
                 Place::TrayLock => (lock.clone(), false),
             };
-            plant(kind, &path);
-            let before = kind_of(&path);
+            kind.plant(&path);
+            let before = file_type(&path);
             let what = format!("{place:?} as {kind:?}");
             let read = paths.clone();
             let (view, running) = watched(&what, move || {
@@ -449,7 +389,7 @@ fn the_login_item_and_the_trays_lock_as_special_files_never_hang_the_dashboard()
                 if place == Place::OwnEntry && enabled != starts_at_login {
                     assert!(result.is_err(), "{what}: turning it {enabled} said nothing");
                 }
-                assert_eq!(kind_of(&path), before, "{what}: replaced or removed");
+                assert_eq!(file_type(&path), before, "{what}: replaced or removed");
             }
         }
     }

@@ -4,14 +4,15 @@
 // $FABRIC_E2E_BIN_DIR (default target/debug). Screenshots go to
 // ${FABRIC_E2E_SHOTS:-target/e2e-shots/dashboard}. Every process it starts is stopped.
 
-import { spawn, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import http from 'node:http';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+
+import { Processes, WebDriver, freePort, sleep, startXvfb, tauriDriverPath, waitFor as waitUntil } from '../test-support/webdriver.mjs';
 
 const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const binDir = path.resolve(repo, process.env.FABRIC_E2E_BIN_DIR ?? 'target/debug');
@@ -19,22 +20,14 @@ const APP = path.join(binDir, 'fabric-companion');
 const SESSION_BIN = path.join(binDir, 'fabric-session');
 const FAKE = path.join(binDir, 'fabric-fake');
 const shots = path.resolve(repo, process.env.FABRIC_E2E_SHOTS ?? 'target/e2e-shots/dashboard');
-// scripts/test.sh installs it into $CARGO_HOME/bin, which need not be on PATH.
-const TAURI_DRIVER = process.env.TAURI_DRIVER ?? findOnPath('tauri-driver') ?? path.join(process.env.CARGO_HOME ?? path.join(os.homedir(), '.cargo'), 'bin/tauri-driver');
+const TAURI_DRIVER = tauriDriverPath();
 const SLOW = Number(process.env.FABRIC_E2E_TIMEOUT_SECS ?? 90) * 1000;
 
-const children = [];
 const results = [];
 let home;
 let failed = false;
-
-function findOnPath(name) {
-  for (const dir of (process.env.PATH ?? '').split(':')) {
-    const p = path.join(dir, name);
-    if (dir && fs.existsSync(p)) return p;
-  }
-  return null;
-}
+const processes = new Processes(() => home);
+const start = (cmd, args, opts) => processes.start(cmd, args, opts);
 
 function log(msg) {
   console.log(`[e2e] ${msg}`);
@@ -47,62 +40,7 @@ function check(name, ok, detail = '') {
   return ok;
 }
 
-const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
-
-async function waitFor(what, fn, limit = SLOW) {
-  const start = Date.now();
-  let last;
-  while (Date.now() - start < limit) {
-    try {
-      last = await fn();
-      if (last) return last;
-    } catch (e) {
-      last = e;
-    }
-    await sleep(300);
-  }
-  throw new Error(`gave up waiting for ${what}${last instanceof Error ? `: ${last.message}` : ''}`);
-}
-
-function freePort() {
-  return new Promise((resolve, reject) => {
-    const srv = net.createServer();
-    srv.on('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const { port } = srv.address();
-      srv.close(() => resolve(port));
-    });
-  });
-}
-
-function start(cmd, args, opts = {}) {
-  const child = spawn(cmd, args, { detached: true, stdio: ['ignore', 'pipe', 'pipe'], ...opts });
-  const out = fs.createWriteStream(path.join(home, `${path.basename(cmd)}-${child.pid}.log`));
-  child.stdout?.pipe(out);
-  child.stderr?.pipe(out);
-  children.push(child);
-  return child;
-}
-
-function stopAll() {
-  for (const child of children.reverse()) {
-    if (child.exitCode !== null || child.signalCode !== null) continue;
-    try {
-      process.kill(-child.pid, 'SIGTERM');
-    } catch {}
-  }
-}
-
-async function killAll() {
-  stopAll();
-  await sleep(1000);
-  for (const child of children) {
-    if (child.exitCode !== null || child.signalCode !== null) continue;
-    try {
-      process.kill(-child.pid, 'SIGKILL');
-    } catch {}
-  }
-}
+const waitFor = (what, fn, limit = SLOW) => waitUntil(what, fn, limit);
 
 // ---------------------------------------------------------------------------------------------
 // The temporary HOME, Fabric stand-in and a live session made by the real hooks.
@@ -202,39 +140,12 @@ async function serviceUp(fabricDir) {
 // ---------------------------------------------------------------------------------------------
 // WebDriver over plain fetch.
 
-const ELEMENT = 'element-6066-11e4-a52f-4a4e5c0c3a9a';
-let driverUrl;
-let sid;
-
-async function wd(method, url, body) {
-  const res = await fetch(`${driverUrl}${url}`, {
-    method,
-    headers: { 'content-type': 'application/json' },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  const json = await res.json().catch(() => ({}));
-  if (!res.ok) throw new Error(`${method} ${url}: ${res.status} ${JSON.stringify(json.value ?? json).slice(0, 300)}`);
-  return json.value;
-}
-
-const js = (script, ...args) => wd('POST', `/session/${sid}/execute/sync`, { script, args });
-async function find(css) {
-  const found = await wd('POST', `/session/${sid}/element`, { using: 'css selector', value: css });
-  const id = found?.[ELEMENT] ?? (found && Object.values(found)[0]);
-  if (!id) throw new Error(`no element for ${css}: ${JSON.stringify(found)}`);
-  return id;
-}
-const click = async (css) => wd('POST', `/session/${sid}/element/${await find(css)}/click`, {});
-const text = (css) => js('const e = document.querySelector(arguments[0]); return e ? e.textContent : null;', css);
-
-async function shot(name) {
-  // Let WebKit paint what the checks just read.
-  await js('return new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(() => r(true))))').catch(() => {});
-  await sleep(400);
-  const png = await wd('GET', `/session/${sid}/screenshot`);
-  fs.writeFileSync(path.join(shots, `${name}.png`), Buffer.from(png, 'base64'));
-  log(`screenshot ${path.join(shots, `${name}.png`)}`);
-}
+const driver = new WebDriver({ shots, log });
+const js = (script, ...args) => driver.js(script, ...args);
+const find = (css) => driver.find(css);
+const click = (css) => driver.click(css);
+const text = (css) => driver.text(css);
+const shot = (name) => driver.shot(name);
 
 function appPids() {
   const pids = [];
@@ -267,35 +178,18 @@ async function main() {
   await waitFor('the worker to write board.json', () => fs.existsSync(board) && JSON.parse(fs.readFileSync(board, 'utf8')).unread === 3);
   log('session e2e-codex-1 is live with 3 unread');
 
-  // Xvfb on a free display.
-  let display = 90;
-  while (fs.existsSync(`/tmp/.X11-unix/X${display}`) || fs.existsSync(`/tmp/.X${display}-lock`)) display++;
-  start('Xvfb', [`:${display}`, '-screen', '0', '1280x900x24', '-nolisten', 'tcp']);
-  await waitFor('Xvfb', () => fs.existsSync(`/tmp/.X11-unix/X${display}`), 30000);
-
-  const port = await freePort();
-  const nativePort = await freePort();
-  driverUrl = `http://127.0.0.1:${port}`;
-  start(TAURI_DRIVER, ['--port', String(port), '--native-port', String(nativePort)], {
-    env: env({
-      DISPLAY: `:${display}`,
-      TAURI_WEBVIEW_AUTOMATION: 'true',
-      FABRIC_COMPANION_NO_TRAY: '1',
-      FABRIC_SESSION_BIN: SESSION_BIN,
-      DBUS_SESSION_BUS_ADDRESS: process.env.DBUS_SESSION_BUS_ADDRESS ?? '',
-      GDK_BACKEND: 'x11',
-      NO_AT_BRIDGE: '1',
-    }),
+  const display = await startXvfb(processes);
+  const driverEnv = env({
+    DISPLAY: display,
+    TAURI_WEBVIEW_AUTOMATION: 'true',
+    FABRIC_COMPANION_NO_TRAY: '1',
+    FABRIC_SESSION_BIN: SESSION_BIN,
+    DBUS_SESSION_BUS_ADDRESS: process.env.DBUS_SESSION_BUS_ADDRESS ?? '',
+    GDK_BACKEND: 'x11',
+    NO_AT_BRIDGE: '1',
   });
-  await waitFor('tauri-driver', () => fetch(`${driverUrl}/status`).then((r) => r.ok), 30000);
-  const session = await waitFor(
-    'a WebDriver session',
-    () => wd('POST', '/session', { capabilities: { alwaysMatch: { 'tauri:options': { application: APP } } } }),
-    SLOW,
-  );
-  sid = session.sessionId;
-  log(`WebDriver session ${sid}`);
-  await wd('POST', `/session/${sid}/window/rect`, { width: 1180, height: 820 }).catch(() => {});
+  log(`WebDriver session ${await driver.start(processes, TAURI_DRIVER, driverEnv, { application: APP }, SLOW)}`);
+  await driver.session('POST', '/window/rect', { width: 1180, height: 820 }).catch(() => {});
   await waitFor('the dashboard to load', () => js('return document.body.dataset.ready === "true"'));
 
   // The page is granted our commands and the event listener, nothing else of Tauri's core:
@@ -400,8 +294,8 @@ async function main() {
   // Settings: written atomically to the one settings file.
   await click('#tab-settings');
   const interval = await find('#set-interval');
-  await wd('POST', `/session/${sid}/element/${interval}/clear`, {});
-  await wd('POST', `/session/${sid}/element/${interval}/value`, { text: '90' });
+  await driver.session('POST', `/element/${interval}/clear`, {});
+  await driver.session('POST', `/element/${interval}/value`, { text: '90' });
   await click('#settings-save');
   await waitFor('the save', () => text('#settings-message').then((t) => t?.startsWith('Saved')));
   const settingsFile = path.join(home, '.config/fabric-companion/settings.json');
@@ -414,16 +308,15 @@ async function main() {
   // One instance only: a second start hands over to the first and exits.
   const pids = appPids();
   check('the dashboard process is found', pids.length === 1, pids.join(','));
-  const second = start(APP, [], { env: env({ DISPLAY: `:${display}`, FABRIC_COMPANION_NO_TRAY: '1', NO_AT_BRIDGE: '1', DBUS_SESSION_BUS_ADDRESS: process.env.DBUS_SESSION_BUS_ADDRESS ?? '' }) });
+  const second = start(APP, [], { env: env({ DISPLAY: display, FABRIC_COMPANION_NO_TRAY: '1', NO_AT_BRIDGE: '1', DBUS_SESSION_BUS_ADDRESS: process.env.DBUS_SESSION_BUS_ADDRESS ?? '' }) });
   const secondExited = await waitFor('the second instance to exit', () => second.exitCode !== null || second.signalCode !== null, 30000).catch(() => false);
   check('a second start exits and leaves the first running', Boolean(secondExited) && appPids().join() === pids.join(), `exit ${second.exitCode} signal ${second.signalCode}`);
 
   // The memory rule: closing the window ends the process.
-  await wd('DELETE', `/session/${sid}/window`).catch(() => {});
+  await driver.session('DELETE', '/window').catch(() => {});
   const exited = await waitFor('the app to exit after its window closed', () => appPids().length === 0, 30000).catch(() => false);
   check('the dashboard exits when its window closes', Boolean(exited));
-  await wd('DELETE', `/session/${sid}`).catch(() => {});
-  sid = null;
+  await driver.end();
   service.close();
 }
 
@@ -434,8 +327,8 @@ try {
   console.error(`[e2e] error: ${e.stack ?? e}`);
   failed = true;
 } finally {
-  if (sid) await wd('DELETE', `/session/${sid}`).catch(() => {});
-  await killAll();
+  await driver.end();
+  await processes.stopAll();
   const passed = results.filter((r) => r.ok).length;
   console.log(`[e2e] ${passed}/${results.length} checks passed${failed ? ', FAILED' : ''}`);
   console.log(`dashboard: ${passed} passed, ${results.length - passed} failed`);

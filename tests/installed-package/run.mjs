@@ -10,22 +10,22 @@
 // byte-identical, and a host's hook command silent once the program is gone; then purge.
 // Screenshots go to ${FABRIC_E2E_SHOTS:-target/e2e-shots/installed-package}.
 
-import { spawn, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import zlib from 'node:zlib';
+
+import { Processes, WebDriver, findOnPath, startXvfb, tauriDriverPath, waitFor as waitUntil } from '../test-support/webdriver.mjs';
 
 const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const DEB = path.resolve(process.argv[2] ?? '');
 const FAKE = path.resolve(repo, process.env.FABRIC_E2E_BIN_DIR ?? 'target/debug', 'fabric-fake');
 const MODEL = path.resolve(repo, process.env.FABRIC_E2E_BIN_DIR ?? 'target/debug', 'model-stand-in');
 const shots = path.resolve(repo, process.env.FABRIC_E2E_SHOTS ?? 'target/e2e-shots/installed-package');
-// scripts/test.sh installs it into $CARGO_HOME/bin, which need not be on PATH.
-const TAURI_DRIVER = process.env.TAURI_DRIVER ?? findOnPath('tauri-driver') ?? path.join(process.env.CARGO_HOME ?? path.join(os.homedir(), '.cargo'), 'bin/tauri-driver');
+const TAURI_DRIVER = tauriDriverPath();
 const HOSTS_ENV = path.join(process.env.FABRIC_TEST_HOSTS_CACHE ?? path.join(os.homedir(), '.cache/fabric-companion-test-hosts'), 'hosts.env');
 const SLOW = 90000;
 // The command our installer and the shipped plugin write for the package's program.
@@ -42,18 +42,12 @@ const oursByEvent = (hooks) => Object.entries(hooks)
 const sameList = (a, b) => a.length === b.length && a.every((x, i) => x === b[i]);
 const PROGRAMS = ['/usr/bin/fabric-companion', '/usr/bin/fabric-tray', '/usr/bin/fabric-session', '/usr/lib/fabric-companion/fabric-tray-xembed'];
 
-const children = [];
 let home;
 let failed = false;
 let checks = 0;
+const processes = new Processes(() => path.join(home, 'logs'));
+const start = (cmd, args, opts) => processes.start(cmd, args, opts);
 
-function findOnPath(name) {
-  for (const dir of (process.env.PATH ?? '').split(':')) {
-    const p = path.join(dir, name);
-    if (dir && fs.existsSync(p)) return p;
-  }
-  return null;
-}
 const log = (msg) => console.log(`[installed] ${msg}`);
 function check(name, ok, detail = '') {
   checks++;
@@ -61,54 +55,7 @@ function check(name, ok, detail = '') {
   if (!ok) failed = true;
   return ok;
 }
-const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
-async function waitFor(what, fn, limit = SLOW) {
-  const start = Date.now();
-  let last;
-  while (Date.now() - start < limit) {
-    try {
-      last = await fn();
-      if (last) return last;
-    } catch (e) {
-      last = e;
-    }
-    await sleep(300);
-  }
-  throw new Error(`gave up waiting for ${what}${last instanceof Error ? `: ${last.message}` : ''}`);
-}
-function freePort() {
-  return new Promise((resolve, reject) => {
-    const srv = net.createServer();
-    srv.on('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const { port } = srv.address();
-      srv.close(() => resolve(port));
-    });
-  });
-}
-function start(cmd, args, opts = {}) {
-  const child = spawn(cmd, args, { detached: true, stdio: ['ignore', 'pipe', 'pipe'], ...opts });
-  const out = fs.createWriteStream(path.join(home, 'logs', `${path.basename(cmd)}-${child.pid}.log`));
-  // Both into one log, ended once the child's output is all in (stdout closing first must not
-  // end the log while stderr still writes: a write after end throws and ends this run).
-  child.stdout?.pipe(out, { end: false });
-  child.stderr?.pipe(out, { end: false });
-  child.on('close', () => out.end());
-  out.on('error', () => {});
-  children.push(child);
-  return child;
-}
-async function killAll() {
-  for (const signal of ['SIGTERM', 'SIGKILL']) {
-    for (const child of [...children].reverse()) {
-      if (child.exitCode !== null || child.signalCode !== null) continue;
-      try {
-        process.kill(-child.pid, signal);
-      } catch {}
-    }
-    await sleep(800);
-  }
-}
+const waitFor = (what, fn, limit = SLOW) => waitUntil(what, fn, limit);
 function run(cmd, args, opts = {}) {
   return spawnSync(cmd, args, { encoding: 'utf8', ...opts });
 }
@@ -172,29 +119,11 @@ function packagePids() {
 }
 
 // ---- WebDriver over fetch ------------------------------------------------------------------
-const ELEMENT = 'element-6066-11e4-a52f-4a4e5c0c3a9a';
-let driverUrl;
-let sid;
-async function wd(method, url, body) {
-  const res = await fetch(`${driverUrl}${url}`, { method, headers: { 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) });
-  const json = await res.json().catch(() => ({}));
-  if (!res.ok) throw new Error(`${method} ${url}: ${res.status} ${JSON.stringify(json.value ?? json).slice(0, 300)}`);
-  return json.value;
-}
-const js = (script, ...args) => wd('POST', `/session/${sid}/execute/sync`, { script, args });
-async function click(css) {
-  const found = await wd('POST', `/session/${sid}/element`, { using: 'css selector', value: css });
-  const id = found?.[ELEMENT] ?? Object.values(found)[0];
-  return wd('POST', `/session/${sid}/element/${id}/click`, {});
-}
-async function shot(name) {
-  await js('return new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(() => r(true))))').catch(() => {});
-  await sleep(400);
-  const png = await wd('GET', `/session/${sid}/screenshot`);
-  fs.writeFileSync(path.join(shots, `${name}.png`), Buffer.from(png, 'base64'));
-  log(`screenshot ${path.join(shots, `${name}.png`)}`);
-}
-const text = (css) => js('const e = document.querySelector(arguments[0]); return e ? e.textContent : null;', css);
+const driver = new WebDriver({ shots, log });
+const js = (script, ...args) => driver.js(script, ...args);
+const click = (css) => driver.click(css);
+const shot = (name) => driver.shot(name);
+const text = (css) => driver.text(css);
 
 // ---- the checks ----------------------------------------------------------------------------
 
@@ -276,11 +205,7 @@ function setupHome(modelUrl) {
 }
 
 async function desktop() {
-  let display = 90;
-  while (fs.existsSync(`/tmp/.X11-unix/X${display}`) || fs.existsSync(`/tmp/.X${display}-lock`)) display++;
-  start('Xvfb', [`:${display}`, '-screen', '0', '1280x900x24', '-nolisten', 'tcp']);
-  await waitFor('Xvfb', () => fs.existsSync(`/tmp/.X11-unix/X${display}`), 30000);
-  const d = { DISPLAY: `:${display}`, GDK_BACKEND: 'x11' };
+  const d = { DISPLAY: await startXvfb(processes), GDK_BACKEND: 'x11' };
   start('dbus-monitor', ['--session', 'interface=org.freedesktop.Notifications'], { env: env(d) });
   start('dunst', [], { env: env(d) });
   start('trayer', ['--edge', 'bottom', '--align', 'right', '--widthtype', 'request', '--height', '32', '--SetDockType', 'true', '--transparent', 'false'], { env: env(d) });
@@ -387,14 +312,9 @@ async function main() {
   const dashExec = desktopExec(path.join('/usr/share/applications', entries[0]));
   const app = resolve(dashExec[0]);
   check("the desktop entry's Exec is the installed dashboard", app === '/usr/bin/fabric-companion', dashExec.join(' '));
-  const port = await freePort();
-  driverUrl = `http://127.0.0.1:${port}`;
-  start(TAURI_DRIVER, ['--port', String(port), '--native-port', String(await freePort())], { env: env({ ...d, TAURI_WEBVIEW_AUTOMATION: 'true' }) });
-  await waitFor('tauri-driver', () => fetch(`${driverUrl}/status`).then((r) => r.ok), 30000);
   // Started as the tray's "Set up hooks for Codex…" starts it: the Hooks view on Codex's plan.
   const offerArgs = ['--view', 'hooks', '--host', 'codex'];
-  const session = await waitFor('a WebDriver session', () => wd('POST', '/session', { capabilities: { alwaysMatch: { 'tauri:options': { application: app, args: [...dashExec.slice(1), ...offerArgs] } } } }));
-  sid = session.sessionId;
+  await driver.start(processes, TAURI_DRIVER, env({ ...d, TAURI_WEBVIEW_AUTOMATION: 'true' }), { application: app, args: [...dashExec.slice(1), ...offerArgs] }, SLOW);
   await waitFor('the dashboard to load', () => js('return document.body.dataset.ready === "true"'));
   check('the dashboard opens', true);
 
@@ -422,9 +342,8 @@ async function main() {
   check("Codex's hooks run /usr/bin/fabric-session, one per event", sameList(codexEvents, CODEX_EVENTS) && ours.length === CODEX_EVENTS.length && ours.every((c) => c.startsWith(GUARDED)), `${codexEvents.join(' ')}: ${ours.join(' | ')}`);
   check("the person's own hook is kept", commands.includes('true a-person-s-hook'));
   await shot('3-hooks-installed');
-  await wd('DELETE', `/session/${sid}/window`).catch(() => {});
-  await wd('DELETE', `/session/${sid}`).catch(() => {});
-  sid = null;
+  await driver.session('DELETE', '/window').catch(() => {});
+  await driver.end();
 
   // A real hook run: the SessionStart command exactly as written, run the way Codex runs it.
   const startCommand = ours.find((c) => c.includes(' session-start'));
@@ -522,8 +441,8 @@ try {
   console.error(`[installed] error: ${e.stack ?? e}`);
   failed = true;
 } finally {
-  if (sid) await wd('DELETE', `/session/${sid}`).catch(() => {});
-  await killAll();
+  await driver.end();
+  await processes.stopAll();
   console.log(`installed package: ${checks} checks${failed ? ', FAILED' : ', all passed'}`);
   if (failed || checks === 0) {
     code = 1;

@@ -14,7 +14,6 @@
 #![cfg(unix)] // FIFOs, /dev/zero, symlink loops
 
 use std::path::{Path, PathBuf};
-use std::sync::mpsc;
 use std::time::Duration;
 
 use companion_hosts::host::Host;
@@ -23,47 +22,11 @@ use companion_platform::paths::Paths;
 use companion_sessions::board::BoardState;
 use companion_sessions::spool::{BoardRecord, SessionId, SessionRecord, Spool};
 use fabric_tray::model::{FabricLine, Snapshot};
+use test_support::files::{paths_in, write};
+use test_support::special_files::{Kind, file_type};
+use test_support::watchdog::{on_thread, run_watched};
 
 const WATCHDOG: Duration = Duration::from_secs(20);
-
-#[derive(Debug, Clone, Copy)]
-enum Kind {
-    Fifo,
-    DevZero,
-    Directory,
-    SymlinkLoop,
-}
-
-fn plant(kind: Kind, path: &Path) {
-    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-    let _ = std::fs::remove_file(path);
-    match kind {
-        Kind::Fifo => {
-            let c = std::ffi::CString::new(path.as_os_str().as_encoded_bytes()).unwrap();
-            assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
-        }
-        Kind::DevZero => std::os::unix::fs::symlink("/dev/zero", path).unwrap(),
-        Kind::Directory => std::fs::create_dir(path).unwrap(),
-        Kind::SymlinkLoop => std::os::unix::fs::symlink(path, path).unwrap(),
-    }
-}
-
-fn paths_in(home: &Path) -> Paths {
-    let fabric_dir = home.join(".local/share/passioncode-fabric");
-    Paths {
-        home: home.to_path_buf(),
-        services_dir: fabric_dir.join("services"),
-        fabric_dir,
-        cache_dir: home.join(".cache/fabric-companion"),
-        data_dir: home.join(".local/share/fabric-companion"),
-        config_dir: home.join(".config/fabric-companion"),
-    }
-}
-
-fn write(path: &Path, text: &str) {
-    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-    std::fs::write(path, text).unwrap();
-}
 
 /// Everything the snapshot reads, present and meaningful.
 fn populate(paths: &Paths, now: i64) {
@@ -162,13 +125,12 @@ fn targets(paths: &Paths) -> Vec<(&'static str, PathBuf, bool)> {
 
 /// The tray's snapshot, read on a thread the watchdog gives up on.
 fn snapshot_watched(paths: &Paths, now: i64, what: &str) -> Snapshot {
-    let (tx, rx) = mpsc::channel();
     let paths = paths.clone();
-    std::thread::spawn(move || {
-        let _ = tx.send(fabric_tray::snapshot::read(&paths, now));
-    });
-    rx.recv_timeout(WATCHDOG)
-        .unwrap_or_else(|_| panic!("{what}: the tray's snapshot hung (gave up after {WATCHDOG:?})"))
+    on_thread(
+        &format!("{what}: the tray's snapshot"),
+        WATCHDOG,
+        move || fabric_tray::snapshot::read(&paths, now),
+    )
 }
 
 #[test]
@@ -185,17 +147,12 @@ fn the_trays_snapshot_treats_a_special_file_anywhere_as_absent_and_never_hangs()
             std::fs::remove_file(&path).unwrap();
             snapshot_watched(&paths, now, &format!("{name} absent"))
         };
-        for kind in [
-            Kind::Fifo,
-            Kind::DevZero,
-            Kind::Directory,
-            Kind::SymlinkLoop,
-        ] {
+        for kind in Kind::NOT_REGULAR {
             let dir = tempfile::tempdir().unwrap();
             let paths = paths_in(dir.path());
             populate(&paths, now);
             let (name, path, hook_config) = targets(&paths).remove(index);
-            plant(kind, &path);
+            kind.plant(&path);
             let what = format!("{name} as {kind:?}");
             let mut snap = snapshot_watched(&paths, now, &what);
             if hook_config {
@@ -232,49 +189,21 @@ fn the_trays_snapshot_treats_a_special_file_anywhere_as_absent_and_never_hangs()
 /// Runs the real `fabric-tray` with `home` as its home and `runtime` as `$XDG_RUNTIME_DIR`
 /// (no display, no session bus); gives up on it (killed, then a failure) after the watchdog.
 fn run_tray_watched(home: &Path, runtime: &Path, what: &str) -> std::process::Output {
-    use std::process::{Command, Stdio};
-    let mut child = Command::new(env!("CARGO_BIN_EXE_fabric-tray"))
+    let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_fabric-tray"));
+    command
         .env_clear()
         .env("PATH", std::env::var_os("PATH").unwrap_or_default())
         .env("HOME", home)
         .env("XDG_RUNTIME_DIR", runtime)
         .env("XDG_CACHE_HOME", home.join(".cache"))
         .env("XDG_CONFIG_HOME", home.join(".config"))
-        .env("XDG_DATA_HOME", home.join(".local/share"))
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let started = std::time::Instant::now();
-    loop {
-        if child.try_wait().unwrap().is_some() {
-            return child.wait_with_output().unwrap();
-        }
-        if started.elapsed() > WATCHDOG {
-            let _ = child.kill();
-            let out = child.wait_with_output().unwrap();
-            panic!(
-                "{what}: the tray neither ran nor exited (gave up after {WATCHDOG:?}); stderr: {}",
-                String::from_utf8_lossy(&out.stderr)
-            );
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-}
-
-fn kind_of(path: &Path) -> Option<std::fs::FileType> {
-    std::fs::symlink_metadata(path).ok().map(|m| m.file_type())
+        .env("XDG_DATA_HOME", home.join(".local/share"));
+    run_watched(command, b"", &format!("{what}: the tray"), WATCHDOG)
 }
 
 #[test]
 fn a_special_file_at_the_trays_lock_makes_the_tray_exit_with_one_line_never_hang() {
-    let kinds = [
-        Kind::Fifo,
-        Kind::DevZero,
-        Kind::Directory,
-        Kind::SymlinkLoop,
-    ];
+    let kinds = Kind::NOT_REGULAR;
     // Each start looks for a tray host for a few seconds first: the kinds run side by side.
     let runs: Vec<_> = kinds
         .into_iter()
@@ -286,8 +215,8 @@ fn a_special_file_at_the_trays_lock_makes_the_tray_exit_with_one_line_never_hang
                 std::fs::create_dir_all(&home).unwrap();
                 std::fs::create_dir_all(&runtime).unwrap();
                 let lock = runtime.join(companion_desktop::tray_lock::LOCK_NAME);
-                plant(kind, &lock);
-                let before = kind_of(&lock);
+                kind.plant(&lock);
+                let before = file_type(&lock);
                 let what = format!("the tray's lock as {kind:?}");
                 let out = run_tray_watched(&home, &runtime, &what);
                 let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
@@ -301,7 +230,7 @@ fn a_special_file_at_the_trays_lock_makes_the_tray_exit_with_one_line_never_hang
                     lines[0].contains(&lock.display().to_string()),
                     "{what}: the line names the lock: {stderr}"
                 );
-                assert_eq!(kind_of(&lock), before, "{what}: the file was replaced");
+                assert_eq!(file_type(&lock), before, "{what}: the file was replaced");
                 if let Kind::Fifo | Kind::DevZero | Kind::Directory = kind {
                     assert!(
                         lines[0].contains("not a regular file"),

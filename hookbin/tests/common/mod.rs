@@ -6,9 +6,14 @@
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
-use std::time::{Duration, Instant};
 
 use fabric_fake::FakeFabric;
+#[allow(unused_imports)] // each test file uses its own part
+pub use test_support::files::write;
+/// Waits for a condition the detached worker brings about (not a timing assertion): a poll
+/// every 20 ms, failing after the limit. Its name here is the one the hook tests use.
+#[allow(unused_imports)]
+pub use test_support::wait::wait_for as wait_until;
 
 pub mod x11_desk;
 
@@ -160,22 +165,8 @@ impl Home {
     }
 }
 
-pub fn write(path: &Path, text: &str) {
-    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-    std::fs::write(path, text).unwrap();
-}
-
 pub fn stdout(output: &Output) -> String {
     String::from_utf8(output.stdout.clone()).unwrap()
-}
-
-/// Waits for a condition the detached worker brings about (not a timing assertion).
-pub fn wait_until(what: &str, limit: Duration, mut check: impl FnMut() -> bool) {
-    let start = Instant::now();
-    while !check() {
-        assert!(start.elapsed() < limit, "gave up waiting for {what}");
-        std::thread::sleep(Duration::from_millis(20));
-    }
 }
 
 /// The additionalContext of a Claude Code answer.

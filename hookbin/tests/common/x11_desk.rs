@@ -3,7 +3,6 @@
 //! recorded in their spool as the session-start hook records them. Used by `focus.rs` and
 //! `looked_at.rs`.
 
-use std::io::BufRead;
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
@@ -15,7 +14,6 @@ use companion_sessions::terminal_ids::TerminalIds;
 
 use super::{BIN, Home, wait_until};
 
-pub const REQUIRE: &str = "FABRIC_REQUIRE_DESKTOP_TESTS";
 pub const PROGRAMS: [&str; 6] = ["Xvfb", "xprop", "xdotool", "openbox", "xterm", "tmux"];
 pub const WAIT: Duration = Duration::from_secs(30);
 
@@ -27,31 +25,10 @@ pub fn available(test: &str) -> bool {
     )
 }
 
-/// Whether `programs` are all on `PATH`; a test without them says it is skipped, unless
-/// `$FABRIC_REQUIRE_DESKTOP_TESTS=1` (scripts/test.sh), where it fails.
+/// Whether `programs` are all on `PATH` (test-support's rule: skipped and said, or a
+/// failure under `$FABRIC_REQUIRE_DESKTOP_TESTS=1`).
 pub fn require(test: &str, programs: &[&str], packages: &str) -> bool {
-    let path = std::env::var_os("PATH").unwrap_or_default();
-    let missing: Vec<&str> = programs
-        .iter()
-        .copied()
-        .filter(|p| !std::env::split_paths(&path).any(|dir| dir.join(p).is_file()))
-        .collect();
-    if missing.is_empty() {
-        return true;
-    }
-    let why = format!(
-        "{} not found on PATH (packages {packages})",
-        missing.join(", ")
-    );
-    if std::env::var_os(REQUIRE).is_some_and(|v| v == "1") {
-        panic!("{test}: {why}; ${REQUIRE}=1 says this test must run");
-    }
-    use std::io::Write;
-    let _ = writeln!(
-        std::io::stderr().lock(),
-        "SKIPPED {test}: {why}. scripts/test.sh installs them and runs it."
-    );
-    false
+    test_support::desktop::require(test, programs, packages)
 }
 
 /// Every process the test started, killed and reaped on drop; the tmux server too.
@@ -201,28 +178,9 @@ pub fn record_in_terminal(home: &Home, id: &str, pid: u32, host: Host, terminal:
 
 /// Xvfb on a display it picks itself (`-displayfd`): tests running in parallel never clash.
 pub fn start_xvfb(procs: &mut Procs) -> String {
-    let mut xvfb = Command::new("Xvfb")
-        .args([
-            "-displayfd",
-            "1",
-            "-screen",
-            "0",
-            "1024x768x24",
-            "-nolisten",
-            "tcp",
-        ])
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("Xvfb");
-    let stdout = xvfb.stdout.take().unwrap();
+    let (xvfb, display) = test_support::desktop::start_xvfb();
     procs.children.push(xvfb);
-    let mut line = String::new();
-    std::io::BufReader::new(stdout)
-        .read_line(&mut line)
-        .unwrap();
-    format!(":{}", line.trim())
+    display
 }
 
 /// The only child of `parent` (waited for).

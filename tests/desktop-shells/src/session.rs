@@ -7,7 +7,6 @@
 
 use std::ffi::OsStr;
 use std::future::Future;
-use std::io::{BufRead, BufReader};
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -15,61 +14,13 @@ use std::time::{Duration, Instant};
 
 use fabric_fake::FakeFabric;
 
-/// Set (to `1`) by `scripts/test.sh`: a missing shell or program is then a failure.
-pub const REQUIRE: &str = "FABRIC_REQUIRE_DESKTOP_TESTS";
+// The skip-or-fail rule (`$FABRIC_REQUIRE_DESKTOP_TESTS`) and the waits are the ones every
+// desktop suite uses.
+pub use test_support::desktop::{REQUIRE, cannot_run, require};
+pub use test_support::wait::wait_until;
 
 /// How long a shell, a window or an answer may take to appear.
 pub const WAIT: Duration = Duration::from_secs(60);
-
-/// Whether `programs` are all on `PATH`. If not: under `$FABRIC_REQUIRE_DESKTOP_TESTS=1` a
-/// failure naming them and their `packages`, else a line saying the test is skipped and why.
-pub fn require(test: &str, programs: &[&str], packages: &str) -> bool {
-    let path = std::env::var_os("PATH").unwrap_or_default();
-    let missing: Vec<&str> = programs
-        .iter()
-        .copied()
-        .filter(|p| !std::env::split_paths(&path).any(|dir| dir.join(p).is_file()))
-        .collect();
-    if missing.is_empty() {
-        return true;
-    }
-    cannot_run(
-        test,
-        &format!(
-            "{} not found on PATH (packages {packages})",
-            missing.join(", ")
-        ),
-    )
-}
-
-/// Says why `test` cannot run here: a failure under `$FABRIC_REQUIRE_DESKTOP_TESTS=1`, else a
-/// line on stderr (past the harness's capture) and `false`.
-pub fn cannot_run(test: &str, why: &str) -> bool {
-    if std::env::var_os(REQUIRE).is_some_and(|v| v == "1") {
-        panic!("{test}: {why}; ${REQUIRE}=1 says this test must run");
-    }
-    use std::io::Write;
-    let _ = writeln!(
-        std::io::stderr().lock(),
-        "SKIPPED {test}: {why}. scripts/test.sh installs what it needs and runs it."
-    );
-    false
-}
-
-/// Waits (polling every 100 ms) until `check` gives a value; panics after `limit`.
-pub fn wait_until<T>(what: &str, limit: Duration, mut check: impl FnMut() -> Option<T>) -> T {
-    let start = Instant::now();
-    loop {
-        if let Some(value) = check() {
-            return value;
-        }
-        assert!(
-            start.elapsed() < limit,
-            "gave up waiting for {what} ({limit:?})"
-        );
-        std::thread::sleep(Duration::from_millis(100));
-    }
-}
 
 /// The allow-all configuration of the private system bus.
 const SYSTEM_BUS_CONFIG: &str = r#"<!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
@@ -129,16 +80,11 @@ impl Session {
             .tempdir()
             .unwrap();
         let home = dir.path();
-        for folder in [".config", ".cache", ".local/share", "run", "work"] {
+        for folder in [".config", ".cache", ".local/share", "work"] {
             std::fs::create_dir_all(home.join(folder)).unwrap();
         }
-        use std::os::unix::fs::PermissionsExt;
-        std::fs::set_permissions(home.join("run"), std::fs::Permissions::from_mode(0o700)).unwrap();
-        let artefacts = std::env::var_os("FABRIC_E2E_SHOTS")
-            .map(PathBuf::from)
-            .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target/e2e-shots"))
-            .join(suite)
-            .join(test);
+        test_support::desktop::runtime_dir(home);
+        let artefacts = test_support::desktop::artefacts_path(suite, test);
         let _ = std::fs::remove_dir_all(&artefacts);
         std::fs::create_dir_all(&artefacts).unwrap();
         let fake = FakeFabric::new(home);
@@ -205,19 +151,11 @@ impl Session {
             .stderr(self.log_file(name))
             .process_group(0);
         let mut child = command.spawn().expect("dbus-daemon (package dbus)");
-        let mut line = String::new();
-        BufReader::new(child.stdout.take().unwrap())
-            .read_line(&mut line)
-            .unwrap();
+        let address = test_support::desktop::bus_address(&mut child, name);
         self.groups.push(Group {
             name: name.into(),
             child,
         });
-        let address = line.trim().to_string();
-        assert!(
-            !address.is_empty(),
-            "{name}: dbus-daemon printed no address"
-        );
         address
     }
 

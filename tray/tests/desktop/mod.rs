@@ -3,24 +3,25 @@
 //! `dbus-monitor` recording every notification call, a temporary HOME, Fabric played by the
 //! stand-in; plus the tray's own helpers on it (screenshots, clicks in its menu, the `Notify`
 //! calls recorded, wiring Claude Code and Fabric as a person does). Every process started is
-//! killed and reaped when the desktop is dropped. Never used outside tests; Linux only.
+//! killed and reaped when the desktop is dropped. What every desktop suite makes the same way
+//! (the skip-or-fail rule, Xvfb, a bus's address, the runtime and artefacts folders, waits,
+//! screenshots' pixels) is `test_support`'s. Never used outside tests; Linux only.
 #![allow(dead_code)] // each test file uses its own part
 
 use std::collections::BTreeSet;
-use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use fabric_fake::FakeFabric;
 
 pub const TRAY: &str = env!("CARGO_BIN_EXE_fabric-tray");
-/// Set (to `1`) by `scripts/test.sh`: a missing desktop is then a failure, never a skip.
-pub const REQUIRE: &str = "FABRIC_REQUIRE_DESKTOP_TESTS";
+pub use test_support::picture::{Picture as Shot, Rect};
+pub use test_support::wait::wait_until;
 /// The programs the virtual desktop is made of.
 pub const DESKTOP_PROGRAMS: [&str; 9] = [
     "Xvfb",
-    "xdpyinfo",
+    "xwininfo",
     "xdotool",
     "import",
     "dbus-daemon",
@@ -45,29 +46,15 @@ pub fn desktop_available(test: &str) -> bool {
 /// Whether `programs` are all on `PATH`; if not, a skip that says what is missing (`what`)
 /// and from which `packages`, or a failure under `$FABRIC_REQUIRE_DESKTOP_TESTS=1`.
 pub fn programs_available(test: &str, programs: &[&str], what: &str, packages: &str) -> bool {
-    let path = std::env::var_os("PATH").unwrap_or_default();
-    let missing: Vec<&str> = programs
-        .iter()
-        .copied()
-        .filter(|program| !std::env::split_paths(&path).any(|dir| dir.join(program).is_file()))
-        .collect();
-    if missing.is_empty() {
-        return true;
-    }
-    let why = format!(
-        "{what}: {} not found on PATH (packages {packages})",
-        missing.join(", ")
-    );
-    if std::env::var_os(REQUIRE).is_some_and(|v| v == "1") {
-        panic!("{test}: {why}; ${REQUIRE}=1 says this test must run");
-    }
-    // Straight to the process's stderr, past the test harness's capture: a skip is seen.
-    use std::io::Write;
-    let _ = writeln!(
-        std::io::stderr().lock(),
-        "SKIPPED {test}: {why}. scripts/test.sh installs them and runs it."
-    );
-    false
+    let missing = test_support::desktop::missing_programs(programs);
+    missing.is_empty()
+        || test_support::desktop::cannot_run(
+            test,
+            &format!(
+                "{what}: {} not found on PATH (packages {packages})",
+                missing.join(", ")
+            ),
+        )
 }
 pub const WAIT: Duration = Duration::from_secs(90);
 
@@ -100,71 +87,8 @@ impl Drop for Procs {
     }
 }
 
-pub fn wait_until<T>(what: &str, limit: Duration, mut check: impl FnMut() -> Option<T>) -> T {
-    let start = Instant::now();
-    loop {
-        if let Some(value) = check() {
-            return value;
-        }
-        assert!(start.elapsed() < limit, "gave up waiting for {what}");
-        std::thread::sleep(Duration::from_millis(150));
-    }
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Rect {
-    pub x: u32,
-    pub y: u32,
-    pub w: u32,
-    pub h: u32,
-}
-
-impl Rect {
-    pub fn center(&self) -> (u32, u32) {
-        (self.x + self.w / 2, self.y + self.h / 2)
-    }
-}
-
-pub struct Shot {
-    pub width: u32,
-    pub rgb: Vec<u8>,
-}
-
-impl Shot {
-    pub fn px(&self, x: u32, y: u32) -> [u8; 3] {
-        let i = ((y * self.width + x) * 3) as usize;
-        [self.rgb[i], self.rgb[i + 1], self.rgb[i + 2]]
-    }
-
-    pub fn region(&self, r: Rect) -> Vec<[u8; 3]> {
-        let mut out = Vec::new();
-        for y in r.y..r.y + r.h {
-            for x in r.x..r.x + r.w {
-                out.push(self.px(x, y));
-            }
-        }
-        out
-    }
-}
-
 pub fn decode_png(path: &Path) -> Shot {
-    let mut decoder = png::Decoder::new(std::fs::File::open(path).unwrap());
-    decoder.set_transformations(png::Transformations::EXPAND | png::Transformations::STRIP_16);
-    let mut reader = decoder.read_info().unwrap();
-    let mut buf = vec![0; reader.output_buffer_size()];
-    let info = reader.next_frame(&mut buf).unwrap();
-    let channels = info.color_type.samples();
-    let mut rgb = Vec::with_capacity((info.width * info.height * 3) as usize);
-    for px in buf[..info.buffer_size()].chunks_exact(channels) {
-        match channels {
-            1 | 2 => rgb.extend_from_slice(&[px[0], px[0], px[0]]),
-            _ => rgb.extend_from_slice(&px[..3]),
-        }
-    }
-    Shot {
-        width: info.width,
-        rgb,
-    }
+    Shot::load(path)
 }
 
 pub struct Desktop {
@@ -175,23 +99,6 @@ pub struct Desktop {
     pub procs: Procs,
     pub notify_log: PathBuf,
     pub fake: FakeFabric,
-}
-
-pub fn free_display() -> u32 {
-    // Tests in this file run in parallel, and a display's lock file appears only once its
-    // Xvfb runs: a number handed out here is never handed out again in this process, so
-    // two tests never share a display (stale lock files of killed runs pushed them together).
-    static TAKEN: std::sync::Mutex<Vec<u32>> = std::sync::Mutex::new(Vec::new());
-    let mut taken = TAKEN.lock().unwrap_or_else(|e| e.into_inner());
-    let n = (90..600)
-        .find(|n| {
-            !taken.contains(n)
-                && !Path::new(&format!("/tmp/.X11-unix/X{n}")).exists()
-                && !Path::new(&format!("/tmp/.X{n}-lock")).exists()
-        })
-        .expect("a free X display number");
-    taken.push(n);
-    n
 }
 
 impl Desktop {
@@ -266,16 +173,8 @@ impl Desktop {
     /// Xvfb, the session bus and dbus-monitor only: no notification daemon, no tray.
     pub fn start_bare(name: &str) -> Desktop {
         let dir = tempfile::tempdir().unwrap();
-        let run_dir = dir.path().join("run");
-        std::fs::create_dir_all(&run_dir).unwrap();
-        use std::os::unix::fs::PermissionsExt;
-        std::fs::set_permissions(&run_dir, std::fs::Permissions::from_mode(0o700)).unwrap();
-        let shots = std::env::var_os("FABRIC_E2E_SHOTS")
-            .map(PathBuf::from)
-            .unwrap_or_else(|| {
-                Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/e2e-shots/tray")
-            })
-            .join(name);
+        test_support::desktop::runtime_dir(dir.path());
+        let shots = test_support::desktop::artefacts_path("tray", name);
         std::fs::create_dir_all(&shots).unwrap();
         let fake = FakeFabric::new(dir.path());
         let mut procs = Procs {
@@ -283,25 +182,8 @@ impl Desktop {
             extra_pids: Vec::new(),
         };
 
-        let n = free_display();
-        let display = format!(":{n}");
-        let xvfb = Command::new("Xvfb")
-            .args([&display, "-screen", "0", "1024x768x24", "-nolisten", "tcp"])
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("Xvfb (package xvfb)");
+        let (xvfb, display) = test_support::desktop::start_xvfb();
         procs.push("Xvfb", xvfb);
-        wait_until("Xvfb", WAIT, || {
-            Command::new("xdpyinfo")
-                .args(["-display", &display])
-                .stdout(Stdio::null())
-                .stderr(Stdio::null())
-                .status()
-                .ok()
-                .filter(|s| s.success())
-        });
 
         let mut dbus = Command::new("dbus-daemon")
             .args(["--session", "--nofork", "--print-address"])
@@ -310,13 +192,8 @@ impl Desktop {
             .stderr(Stdio::null())
             .spawn()
             .expect("dbus-daemon (package dbus)");
-        let mut line = String::new();
-        BufReader::new(dbus.stdout.take().unwrap())
-            .read_line(&mut line)
-            .unwrap();
+        let bus = test_support::desktop::bus_address(&mut dbus, "the session bus");
         procs.push("dbus-daemon", dbus);
-        let bus = line.trim().to_string();
-        assert!(!bus.is_empty(), "dbus-daemon printed no address");
 
         let notify_log = shots.join("dbus-monitor.log");
         let mut desktop = Desktop {
