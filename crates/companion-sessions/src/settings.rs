@@ -16,7 +16,7 @@ use companion_platform::paths::Paths;
 /// tray page, docs/desktops.md (a test keeps its copy the same); the tray's model implements them.
 pub const NOTIFICATION_RULES: [&str; 9] = [
     "A session in a turn (a prompt is running) is not notified of mail: you are at it.",
-    "A session you are looking at is not notified: its window is the active one (X11; GNOME Shell on Wayland with our extension on; KWin; in tmux, its pane is the one shown there).",
+    "A session you are looking at is not notified: its own tab is the one in front, not just its terminal's window. Where the terminal cannot say which tab is in front (GNOME Terminal, Ptyxis, Console, editors, kitty without remote control), you are notified.",
     "Rises in several sessions within 5 seconds become one notification (\"3 sessions · 7 unread\"), replaced in place, never stacked; so do sessions that come to need you within 5 seconds (\"2 sessions need you\").",
     "At most one notification a minute per session; a session back to zero unread takes its notification away.",
     "Quiet hours: no notifications from From until Until, local time, across midnight too; the icon still counts.",
