@@ -64,6 +64,23 @@ fn reg_query(prefix: &Prefix, key: &str, value: Option<&str>) -> Option<String> 
         .then(|| String::from_utf8_lossy(&out.stdout).into_owned())
 }
 
+/// Runs the installer or the uninstaller silently (`<exe> /S`) to its end under the watchdog,
+/// its output not kept: it is a GUI program and writes none, and Wine starts the desktop
+/// (`explorer.exe /desktop`, which lives as long as the prefix) with the standard error of the
+/// first program that needs it, which in a fresh prefix can be the installer: a piped standard
+/// error would then never reach its end.
+fn run_silently(prefix: &Prefix, exe: &Path, what: &str) -> std::process::Output {
+    let child = prefix
+        .wine(exe)
+        .arg("/S")
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap_or_else(|e| panic!("{what}: cannot start: {e}"));
+    wine_bench::wait_watched(child, what)
+}
+
 /// Every file and folder under `dir`, relative.
 fn listing(dir: &Path) -> Vec<String> {
     let mut found = Vec::new();
@@ -98,9 +115,7 @@ fn the_windows_package_installs_upgrades_and_uninstalls_per_person() {
     let before_roaming = listing(&prefix.appdata());
 
     // Installed silently, as this person (no administrator rights asked: per-person).
-    let mut command = prefix.wine(&setup);
-    command.arg("/S");
-    let out = wine_bench::run_watched(command, b"", "setup /S");
+    let out = run_silently(prefix, &setup, "setup /S");
     assert_eq!(out.status.code(), Some(0), "setup /S: {out:?}");
     let install_dir = prefix.local_appdata().join("Programs/fabric-companion");
     for file in [
@@ -197,9 +212,7 @@ fn the_windows_package_installs_upgrades_and_uninstalls_per_person() {
     wait_until("the package's tray running", WAIT, || {
         !prefix.processes_of("fabric-tray.exe").is_empty()
     });
-    let mut command = prefix.wine(&setup);
-    command.arg("/S");
-    let out = wine_bench::run_watched(command, b"", "upgrade /S");
+    let out = run_silently(prefix, &setup, "upgrade /S");
     assert_eq!(out.status.code(), Some(0), "upgrade: {out:?}");
     assert!(session_exe.is_file() && install_dir.join("fabric-tray.exe").is_file());
     wait_until("the old tray ended by the upgrade", WAIT, || {
@@ -217,9 +230,7 @@ fn the_windows_package_installs_upgrades_and_uninstalls_per_person() {
     run_all(&person, "upgraded", true);
 
     // Uninstalled: nothing of ours is left, and every host's config still works, silently.
-    let mut command = prefix.wine(install_dir.join("uninstall.exe"));
-    command.arg("/S");
-    let out = wine_bench::run_watched(command, b"", "uninstall /S");
+    let out = run_silently(prefix, &install_dir.join("uninstall.exe"), "uninstall /S");
     assert_eq!(out.status.code(), Some(0), "uninstall: {out:?}");
     wait_until("the programs removed", WAIT, || !install_dir.exists());
     wait_until("the uninstaller's copy done", WAIT, || {
