@@ -1,11 +1,12 @@
 // The package, tested as installed, as a person would meet it (run by run.sh, as root, inside
 // dbus-run-session): the control fields and the file list; `apt-get install ./<deb>`; a
 // temporary person's HOME with Codex and Claude Code configured for Fabric (the Fabric
-// stand-in, target/debug/fabric-fake, answers); Xvfb + dunst + trayer; the tray started from
-// the autostart entry's Exec, its icon in trayer (screenshot); the dashboard started from the
-// desktop entry's Exec through tauri-driver; Codex's hooks installed through its Hooks view,
-// pointing at /usr/bin/fabric-session; a real hook run of that command; the Claude Code plugin
-// added and installed by the real Claude Code when tests/real-hosts has it cached; then
+// stand-in answers: fabric-fake in $FABRIC_E2E_BIN_DIR, which run.sh sets to cargo's target
+// folder); Xvfb + dunst + trayer; the tray started from the autostart entry's Exec, its icon
+// in trayer (screenshot); the dashboard started from the desktop entry's Exec through
+// tauri-driver; Codex's hooks installed through its Hooks view, pointing at
+// /usr/bin/fabric-session; a real hook run of that command; the Claude Code plugin added and
+// installed by the real Claude Code when tests/real-hosts has it cached; then
 // `apt-get remove`: no process and no file of the package left, the person's host configs
 // byte-identical, and a host's hook command silent once the program is gone; then purge.
 // Screenshots go to ${FABRIC_E2E_SHOTS:-target/e2e-shots/installed-package}.

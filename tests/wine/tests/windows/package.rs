@@ -6,9 +6,12 @@
 //! package's own `fabric-session.exe` (guarded) and run by each host's shell; an upgrade over
 //! it while a hook program runs keeps the hooks' command text (Codex's approval holds); the
 //! uninstaller leaves nothing of ours, and every host's config still works (the guard).
+//! The installer and the uninstaller end the package's own running programs only, never a
+//! program of the same name in another folder (issue 30).
 
+use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
-use std::process::Stdio;
+use std::process::{Child, Stdio};
 use std::time::Duration;
 
 use wine_bench::host::{Host, Job, Shell};
@@ -64,6 +67,23 @@ fn reg_query(prefix: &Prefix, key: &str, value: Option<&str>) -> Option<String> 
         .then(|| String::from_utf8_lossy(&out.stdout).into_owned())
 }
 
+/// Runs the installer or the uninstaller silently (`<exe> /S`) to its end under the watchdog,
+/// its output not kept: it is a GUI program and writes none, and Wine starts the desktop
+/// (`explorer.exe /desktop`, which lives as long as the prefix) with the standard error of the
+/// first program that needs it, which in a fresh prefix can be the installer: a piped standard
+/// error would then never reach its end.
+fn run_silently(prefix: &Prefix, exe: &Path, what: &str) -> std::process::Output {
+    let child = prefix
+        .wine(exe)
+        .arg("/S")
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap_or_else(|e| panic!("{what}: cannot start: {e}"));
+    wine_bench::wait_watched(child, what)
+}
+
 /// Every file and folder under `dir`, relative.
 fn listing(dir: &Path) -> Vec<String> {
     let mut found = Vec::new();
@@ -98,9 +118,7 @@ fn the_windows_package_installs_upgrades_and_uninstalls_per_person() {
     let before_roaming = listing(&prefix.appdata());
 
     // Installed silently, as this person (no administrator rights asked: per-person).
-    let mut command = prefix.wine(&setup);
-    command.arg("/S");
-    let out = wine_bench::run_watched(command, b"", "setup /S");
+    let out = run_silently(prefix, &setup, "setup /S");
     assert_eq!(out.status.code(), Some(0), "setup /S: {out:?}");
     let install_dir = prefix.local_appdata().join("Programs/fabric-companion");
     for file in [
@@ -197,9 +215,7 @@ fn the_windows_package_installs_upgrades_and_uninstalls_per_person() {
     wait_until("the package's tray running", WAIT, || {
         !prefix.processes_of("fabric-tray.exe").is_empty()
     });
-    let mut command = prefix.wine(&setup);
-    command.arg("/S");
-    let out = wine_bench::run_watched(command, b"", "upgrade /S");
+    let out = run_silently(prefix, &setup, "upgrade /S");
     assert_eq!(out.status.code(), Some(0), "upgrade: {out:?}");
     assert!(session_exe.is_file() && install_dir.join("fabric-tray.exe").is_file());
     wait_until("the old tray ended by the upgrade", WAIT, || {
@@ -217,9 +233,7 @@ fn the_windows_package_installs_upgrades_and_uninstalls_per_person() {
     run_all(&person, "upgraded", true);
 
     // Uninstalled: nothing of ours is left, and every host's config still works, silently.
-    let mut command = prefix.wine(install_dir.join("uninstall.exe"));
-    command.arg("/S");
-    let out = wine_bench::run_watched(command, b"", "uninstall /S");
+    let out = run_silently(prefix, &install_dir.join("uninstall.exe"), "uninstall /S");
     assert_eq!(out.status.code(), Some(0), "uninstall: {out:?}");
     wait_until("the programs removed", WAIT, || !install_dir.exists());
     wait_until("the uninstaller's copy done", WAIT, || {
@@ -279,4 +293,133 @@ fn the_windows_package_installs_upgrades_and_uninstalls_per_person() {
 /// Our commands of each host, in `HOSTS` order.
 fn person_commands(person: &Person) -> Vec<std::collections::BTreeMap<String, String>> {
     HOSTS.iter().map(|host| person.commands(host)).collect()
+}
+
+/// A program named like one of ours that is not the package's: `host-stand-in.exe` copied
+/// into `dir` as `name` and started by that path; it waits on its stdin and exits 0 when
+/// that closes. Returned once it has said it runs (its first line, `{"pid": …}`).
+fn namesake(prefix: &Prefix, dir: &Path, name: &str) -> Child {
+    std::fs::create_dir_all(dir).unwrap();
+    let exe = dir.join(name);
+    std::fs::copy(prefix.bench().exe("host-stand-in"), &exe).unwrap();
+    let mut child = prefix
+        .wine(prefix.win(&exe))
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap_or_else(|e| panic!("start {}: {e}", exe.display()));
+    let stdout = child.stdout.take().expect("piped");
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let mut line = String::new();
+        let _ = BufReader::new(stdout).read_line(&mut line);
+        let _ = tx.send(line);
+    });
+    let line = rx.recv_timeout(WAIT).unwrap_or_default();
+    assert!(
+        line.contains("\"pid\""),
+        "{} did not start: {line:?}",
+        exe.display()
+    );
+    child
+}
+
+/// Whether `child` still runs.
+fn alive(child: &mut Child) -> bool {
+    child.try_wait().expect("try_wait").is_none()
+}
+
+/// The package's tray, started as the Run value starts it (its Windows path), once running.
+fn start_our_tray(prefix: &Prefix, install_dir: &Path) -> Child {
+    let tray = prefix
+        .wine(prefix.win(&install_dir.join("fabric-tray.exe")))
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("start the package's tray");
+    // Ours and the namesake in the other folder.
+    wait_until("the package's tray running", WAIT, || {
+        prefix.processes_of("fabric-tray.exe").len() >= 2
+    });
+    tray
+}
+
+#[test]
+fn the_windows_package_ends_only_its_own_programs() {
+    let Some(mut person) = Person::new("the_windows_package_ends_only_its_own_programs") else {
+        return;
+    };
+    let Some(setup) = installer(&person.prefix) else {
+        return;
+    };
+    person.fabric_running(&["session-hooks/1"]);
+    let prefix = &person.prefix;
+    let out = run_silently(prefix, &setup, "setup /S");
+    assert_eq!(out.status.code(), Some(0), "setup /S: {out:?}");
+    let install_dir = prefix.local_appdata().join("Programs/fabric-companion");
+    assert!(install_dir.join("fabric-tray.exe").is_file());
+
+    // Same names, another folder: a folder whose path begins with the install folder's, so
+    // that a match by name or by the start of the path would end them too.
+    let elsewhere = prefix.local_appdata().join("Programs/fabric-companion-dev");
+    let mut others = [
+        namesake(prefix, &elsewhere, "fabric-tray.exe"),
+        namesake(prefix, &elsewhere, "fabric-companion.exe"),
+    ];
+
+    // An upgrade ends the package's tray, and only it.
+    let mut tray = start_our_tray(prefix, &install_dir);
+    assert!(alive(&mut tray), "the package's tray did not stay up");
+    let out = run_silently(prefix, &setup, "upgrade /S");
+    assert_eq!(out.status.code(), Some(0), "upgrade: {out:?}");
+    wait_until("the package's tray ended by the upgrade", WAIT, || {
+        !alive(&mut tray)
+    });
+    std::thread::sleep(Duration::from_millis(500));
+    for (other, name) in others
+        .iter_mut()
+        .zip(["fabric-tray.exe", "fabric-companion.exe"])
+    {
+        assert!(
+            alive(other),
+            "the upgrade ended {name} in another folder, not the package's"
+        );
+    }
+
+    // So does the uninstaller (its copy in the temporary folder does the work).
+    let mut tray = start_our_tray(prefix, &install_dir);
+    let out = run_silently(prefix, &install_dir.join("uninstall.exe"), "uninstall /S");
+    assert_eq!(out.status.code(), Some(0), "uninstall: {out:?}");
+    wait_until("the package's tray ended by the uninstaller", WAIT, || {
+        !alive(&mut tray)
+    });
+    wait_until("the programs removed", WAIT, || !install_dir.exists());
+    wait_until("the uninstaller's copy done", WAIT, || {
+        prefix.processes_of("~nsu").is_empty() && prefix.processes_of("un_a.exe").is_empty()
+    });
+    for (other, name) in others
+        .iter_mut()
+        .zip(["fabric-tray.exe", "fabric-companion.exe"])
+    {
+        assert!(
+            alive(other),
+            "the uninstaller ended {name} in another folder, not the package's"
+        );
+    }
+
+    // They ran on until asked to end, and ended on their own (status 0, not a kill's).
+    for (mut other, name) in others
+        .into_iter()
+        .zip(["fabric-tray.exe", "fabric-companion.exe"])
+    {
+        drop(other.stdin.take());
+        let out = wine_bench::wait_watched(other, name);
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{name} in another folder: {out:?}"
+        );
+    }
 }
