@@ -20,7 +20,10 @@ fn run(host: Host, test: &str) {
         hosts::say(&format!("{test}: not run: {why}"));
         return;
     }
-    let base = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("real-hosts");
+    // Never under the temporary folder (a clone in /tmp): Codex refuses to set up its
+    // helpers there (`scenario::set_base`).
+    real_hosts::scenario::set_base(env!("CARGO_TARGET_TMPDIR"));
+    let base = real_hosts::scenario::base_dir();
     match needs_you::prove(&program, &base) {
         Ok(measured) => {
             let marks: Vec<String> = measured
