@@ -1,14 +1,19 @@
-// Test only, never shipped (tests/desktop-shells): exports
+// Test only, never shipped (tests/desktop-shells; GNOME Shell 45+, an ES module; ../legacy is
+// the same probe for 40–44): exports
 // ai.passioncode.FabricCompanion.TestProbe at /ai/passioncode/FabricCompanion/TestProbe on
 // the shell's own connection (address: org.gnome.Shell), so the tests read back what the
 // shell itself holds: the AppIndicator items in the top bar (their readiness, size, icon
 // pixels' digest, menu), when each item's icon actor changed, the message tray's sources
 // and notifications, the focused window; and act as a person does: activate a menu item or
 // a notification, take a screenshot of an area. Every answer is a JSON string.
-/* exported init */
 
-const { Clutter, Gio, GLib, Meta, Shell } = imports.gi;
-const Main = imports.ui.main;
+import Clutter from 'gi://Clutter';
+import Gio from 'gi://Gio';
+import GLib from 'gi://GLib';
+import Meta from 'gi://Meta';
+import Shell from 'gi://Shell';
+import * as Main from 'resource:///org/gnome/shell/ui/main.js';
+import {Extension} from 'resource:///org/gnome/shell/extensions/extension.js';
 
 const PATH = '/ai/passioncode/FabricCompanion/TestProbe';
 const IFACE = `<node>
@@ -58,6 +63,9 @@ function watchIcons() {
             key, at: GLib.get_real_time(), digests: pixmapDigests(item._indicator),
         });
         item._icon.connect('notify::gicon', record);
+        // AppIndicator 59+ draws an item's pixmap as the actor's content, without a gicon.
+        if ('content' in item._icon)
+            item._icon.connect('notify::content', record);
         record();
     }
 }
@@ -142,7 +150,7 @@ class Probe {
                 visible: item.visible,
                 mapped: item.mapped,
                 x, y, width: item.width, height: item.height,
-                hasIcon: !!(item._icon && item._icon.gicon),
+                hasIcon: !!(item._icon && (item._icon.gicon || item._icon.content)),
                 pixmaps: pixmapDigests(indicator),
                 menu: item.menu ? menuItemsOf(item) : [],
             };
@@ -188,7 +196,7 @@ class Probe {
             app: source.app ? source.app.get_id() : null,
             notifications: source.notifications.map(n => ({
                 title: n.title,
-                body: n.bannerBodyText,
+                body: n.bannerBodyText !== undefined ? n.bannerBodyText : n.body,
                 gicon: giconInfo(n.gicon),
                 actions: n.actions ? n.actions.map(a => a.label) : [],
             })),
@@ -235,18 +243,28 @@ class Probe {
     }
 }
 
-class Extension {
-    enable() {
-        this._dbus = Gio.DBusExportedObject.wrapJSObject(IFACE, new Probe());
-        this._dbus.export(Gio.DBus.session, PATH);
-    }
+let exported = null;
 
-    disable() {
-        this._dbus.unexport();
-        this._dbus = null;
+function exportOnce() {
+    if (exported)
+        exported.unexport();
+    exported = Gio.DBusExportedObject.wrapJSObject(IFACE, new Probe());
+    exported.export(Gio.DBus.session, PATH);
+}
+
+function unexport() {
+    if (exported) {
+        exported.unexport();
+        exported = null;
     }
 }
 
-function init() {
-    return new Extension();
+export default class TestProbe extends Extension {
+    enable() {
+        exportOnce();
+    }
+
+    disable() {
+        unexport();
+    }
 }
