@@ -23,7 +23,7 @@ packages=(
   # terminals
   foot kitty konsole
   # what our package needs (the dashboard's WebKit), so apt-get install ./x.deb stays offline
-  libwebkit2gtk-4.1-0
+  libwebkit2gtk-4.1-0 libayatana-appindicator3-1
   fonts-dejavu-core
 )
 include=$(IFS=,; echo "${packages[*]}")
