@@ -64,6 +64,9 @@ inside='
 set -euo pipefail
 root=$1 deb=$2 repo=$3 target=$4 logs=$5
 shift 5
+# The root a mount point of its own: the `unshare -m` of the tests inside the chroot makes "/"
+# private, which needs "/" to be a mount.
+mount --bind "$root" "$root"
 mount -t proc proc "$root/proc"
 mount --rbind /sys "$root/sys"
 mount --rbind /dev "$root/dev"
@@ -89,7 +92,7 @@ for program in "$@"; do
   name=${program%%=*}
   exe=${program#*=}
   if chroot "$root" env -i PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
-      HOME=/root LANG=C.UTF-8 FABRIC_DESKTOP_INSTALLED=1 FABRIC_REQUIRE_DESKTOP_TESTS=1 \
+      HOME=/root LANG=C.UTF-8 FABRIC_E2E_SHOTS="$logs/shots" FABRIC_DESKTOP_INSTALLED=1 FABRIC_REQUIRE_DESKTOP_TESTS=1 \
       RUST_BACKTRACE=1 FABRIC_GNOME_STARTS=${FABRIC_GNOME_STARTS:-9} "$exe" --nocapture --test-threads 2 >"$logs/$name.log" 2>&1; then
     echo "  $name: $(grep -E "^test result" "$logs/$name.log" | tail -1)"
   else

@@ -190,9 +190,14 @@ impl GnomeShell {
         wait_until("GNOME Shell's probe on the bus", WAIT, || {
             gnome.probe_call("Eval", &("1",)).ok()
         });
-        gnome.eval("Main.overview.hide(); Main.layoutManager._startingUp");
+        // Start-up first, then the overview closed: hiding the overview during GNOME 48's
+        // start-up animation once left `_startingUp` true for good.
         wait_until("GNOME Shell's start-up to complete", WAIT, || {
             (gnome.eval("Main.layoutManager._startingUp") == Value::Bool(false)).then_some(())
+        });
+        gnome.eval("Main.overview.hide(); 0");
+        wait_until("GNOME Shell's overview closed", WAIT, || {
+            (gnome.eval("Main.overview.visible") == Value::Bool(false)).then_some(())
         });
         gnome
     }

@@ -174,9 +174,22 @@ class Probe {
             return json({ ok: false, error: `no item ${label}`, menu: menuItemsOf(item) });
         }
         // As a click ends: the menu item's activation with the button's release event.
-        const event = Clutter.Event.new(Clutter.EventType.BUTTON_RELEASE);
-        event.set_time(global.display.get_current_time_roundtrip());
-        entry.activate(event);
+        // GNOME 50's Clutter makes no events from JavaScript: there the AppIndicator menu
+        // item's own D-Bus click, as its activate handler sends it.
+        const time = global.display.get_current_time_roundtrip();
+        if (typeof Clutter.Event.new === 'function') {
+            const event = Clutter.Event.new(Clutter.EventType.BUTTON_RELEASE);
+            event.set_time(time);
+            entry.activate(event);
+        } else if (entry._dbusItem) {
+            // A promise from AppIndicator 66, nothing from 59/60.
+            const sent = entry._dbusItem.handleEvent('clicked', GLib.Variant.new('i', 0), time);
+            if (sent && sent.catch)
+                sent.catch(logError);
+        } else {
+            item.menu.close();
+            return json({ ok: false, error: 'no way to click here' });
+        }
         item.menu.close();
         return json({
             ok: true,
