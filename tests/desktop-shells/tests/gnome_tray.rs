@@ -305,6 +305,15 @@ fn the_tray_on_gnome_shell_end_to_end() {
             (change["at"].as_i64().unwrap() - written) as u64,
         ));
     }
+    // The extension asked for every property it reads on each new icon, and the item had
+    // them all (it once logged "Unknown property 'IconAccessibleDesc'" on each update).
+    let shell_log =
+        std::fs::read_to_string(shell.artefacts.join("gnome-shell.log")).unwrap_or_default();
+    let unknown: Vec<&str> = shell_log
+        .lines()
+        .filter(|l| l.contains("Unknown property"))
+        .collect();
+    assert!(unknown.is_empty(), "{unknown:?}");
     let top_bar = shell.screenshot("top-bar-with-icon", 0, 0, 1280, 32);
     assert!(top_bar.is_file());
     let item = shown_item(&shell, Some(&unique)).unwrap();
