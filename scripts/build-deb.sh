@@ -143,6 +143,9 @@ if not any(l.startswith("Depends:") for l in out):
     sys.exit("build-deb: no Priority line to put Depends after")
 open(path, "w").write("\n".join(out) + "\n")
 PY
+# The trigger on GNOME Shell's program: postinst picks our extension's variant again whenever
+# GNOME Shell is installed or upgraded (Tauri's bundler writes no triggers file).
+install -m 0644 packaging/linux/triggers "$work/root/DEBIAN/triggers"
 # The dashboard's desktop entry, named for the package (Tauri names it for the product).
 for entry in "$work/root/usr/share/applications/"*.desktop; do
   [ "$entry" = "$work/root/usr/share/applications/fabric-companion.desktop" ] \

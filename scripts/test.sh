@@ -6,7 +6,8 @@
 # and tmux), the tray (under Xvfb with dunst, and trayer or a real StatusNotifierItem host:
 # status-notifier-watcher with gtk-sni-tray-standalone), the real desktop shells headless
 # (tests/desktop-shells: GNOME Shell with its AppIndicator extension, KWin with Plasma's tray
-# and notifications, foot, kitty and konsole), the dashboard's
+# and notifications, foot, kitty and konsole; and the same suite on GNOME Shell 48/50 and
+# Plasma 6.3/6.7 in Debian 13 and forky roots, tests/desktop-roots), the dashboard's
 # unit, browser (Debian's Chromium) and end-to-end tests (the real WebKit webview through
 # tauri-driver), the real agent hosts, and the Linux package installed and removed; and,
 # beside them in the background, Windows: the workspace built and linted for Windows, the
@@ -37,6 +38,8 @@ packages=(
   gnome-shell gnome-shell-extension-appindicator gjs libglib2.0-bin
   kwin-wayland qtwayland5 plasma-workspace plasma-desktop kactivitymanagerd qdbus-qt5
   foot kitty konsole
+  # today's desktops in Debian 13 and forky roots (tests/desktop-roots)
+  mmdebstrap
   # Windows under Wine (tests/wine): Debian's Rust builds the Windows standard library
   rustc-web cargo-web rust-web-src rust-web-clippy gcc-mingw-w64-x86-64 wine64 nsis
 )
@@ -123,6 +126,21 @@ if ! FABRIC_REQUIRE_DESKTOP_TESTS=1 cargo test --locked -p desktop-shells -- --n
   exit 1
 fi
 grep -E "^(GNOME Shell|NOT RUN|test result)" "$shells_log" || true
+# Today's desktops (tests/desktop-roots): the same suite inside Debian 13 (GNOME Shell 48,
+# Plasma 6.3) and forky (GNOME Shell 50, Plasma 6.7) roots, against our debug package
+# installed there with apt-get. The roots are built once with mmdebstrap and cached under
+# ${FABRIC_ROOTS_DIR:-/var/cache/fabric-roots} (about 10 minutes each cold on a busy 2-core
+# machine, 2 GB each); the package built here is reused by the installed-package step below.
+roots_log="$target_dir/desktop-roots-tests.log"
+say "today's desktops in Debian roots (tests/desktop-roots; log: $roots_log)"
+FABRIC_DEB=$(bash scripts/build-deb.sh --debug)
+export FABRIC_DEB
+if ! FABRIC_REQUIRE_DESKTOP_TESTS=1 bash tests/desktop-roots/run.sh >"$roots_log" 2>&1; then
+  cat "$roots_log"
+  echo "the desktop roots' tests failed" >&2
+  exit 1
+fi
+grep -E "^(==|  [a-z_]+:)" "$roots_log" || true
 
 # ---- browser and end-to-end ---------------------------------------------------------------
 say "ui: browser tests (Chromium, IPC mocked)"

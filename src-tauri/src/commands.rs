@@ -539,15 +539,13 @@ pub async fn desktop_support(state: State<'_, AppState>) -> CommandResult<deskto
 }
 
 /// Turns our GNOME Shell extension on: only ever on the person's click ("Turn it on");
-/// what the jump's support is then.
+/// what the jump's support is then, as the shell's state read back says (on, off, out of
+/// date, failed with the shell's error).
 #[tauri::command]
 pub async fn enable_jump_extension() -> CommandResult<desktop::JumpView> {
-    tauri::async_runtime::spawn_blocking(|| {
-        session_focus::enable_gnome_jump();
-        desktop::jump_view(session_focus::jump_support())
-    })
-    .await
-    .map_err(|e| CommandError::Invalid(e.to_string()))
+    tauri::async_runtime::spawn_blocking(|| desktop::jump_view(session_focus::enable_gnome_jump()))
+        .await
+        .map_err(|e| CommandError::Invalid(e.to_string()))
 }
 
 /// Raises the window a session runs in (the same code as `fabric-session focus` and the

@@ -100,6 +100,16 @@ pub enum JumpView {
     GnomeExtensionMissing {
         why: String,
     },
+    /// GNOME Shell on Wayland, our extension installed for other versions of the shell.
+    GnomeExtensionOutOfDate {
+        why: String,
+    },
+    /// GNOME Shell on Wayland, our extension failed to load: why, and the shell's own error
+    /// (cleaned and bounded).
+    GnomeExtensionFailed {
+        why: String,
+        error: String,
+    },
     /// A desktop that offers no way.
     NotPossible {
         why: String,
@@ -131,6 +141,16 @@ pub fn jump_view(support: Result<(), session_focus::Refusal>) -> JumpView {
         Err(refusal @ Refusal::GnomeExtensionMissing) => JumpView::GnomeExtensionMissing {
             why: refusal.describe().to_string(),
         },
+        Err(refusal @ Refusal::GnomeExtensionOutOfDate) => JumpView::GnomeExtensionOutOfDate {
+            why: refusal.describe().to_string(),
+        },
+        Err(Refusal::GnomeExtensionFailed(error)) => JumpView::GnomeExtensionFailed {
+            why: "GNOME Shell lets a program raise another's window only through an \
+                  extension, and Fabric Companion's failed to load; reinstalling the Linux \
+                  package, then logging out and in, may fix it"
+                .to_string(),
+            error: error.to_string(),
+        },
         Err(refusal) => JumpView::NotPossible {
             why: refusal.describe().to_string(),
         },
@@ -159,6 +179,16 @@ mod tests {
             jump_view(Err(Refusal::GnomeExtensionMissing)),
             JumpView::GnomeExtensionMissing { .. }
         ));
+        assert!(matches!(
+            jump_view(Err(Refusal::GnomeExtensionOutOfDate)),
+            JumpView::GnomeExtensionOutOfDate { why } if why.contains("out of date")
+        ));
+        let failed = jump_view(Err(Refusal::GnomeExtensionFailed(
+            session_focus::gnome_extension::ShellError::new("An object is already exported"),
+        )));
+        let json = serde_json::to_value(&failed).unwrap();
+        assert_eq!(json["state"], "gnomeExtensionFailed");
+        assert_eq!(json["error"], "An object is already exported");
         let json = serde_json::to_value(jump_view(Err(Refusal::Wayland))).unwrap();
         assert_eq!(json["state"], "notPossible");
     }

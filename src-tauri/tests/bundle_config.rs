@@ -124,29 +124,81 @@ fn linux_bundles_a_deb_and_the_base_config_names_no_sidecar() {
 }
 
 #[test]
-fn the_linux_package_ships_our_gnome_shell_extension_off() {
-    // GNOME Shell on Wayland raises a session's window only through our extension: the
-    // package puts it where GNOME Shell finds system extensions; nothing turns it on (the
-    // person does: the dashboard and `fabric-session focus` say how).
+fn the_linux_package_ships_our_gnome_shell_extension_in_both_formats_and_off() {
+    // GNOME Shell on Wayland raises a session's window only through our extension. GNOME 45+
+    // loads ES modules only, 40–44 scripts only: the package ships both variants, and its
+    // postinst links the one this machine's shell loads where GNOME Shell finds system
+    // extensions (again on every GNOME Shell upgrade, through a trigger). Nothing turns it on
+    // (the person does: the dashboard and `fabric-session focus` say how).
     let config = bundle_config(Target::Linux);
     let uuid = companion_desktop::desktop::GNOME_FOCUS_EXTENSION;
     let deb = &config.bundle.linux.deb;
-    let source = deb
-        .files
-        .get(&PathBuf::from(format!(
-            "/usr/share/gnome-shell/extensions/{uuid}"
-        )))
-        .expect("the extension in the package");
-    let folder = src_tauri().join(source);
-    let metadata: Value =
-        serde_json::from_str(&std::fs::read_to_string(folder.join("metadata.json")).unwrap())
-            .unwrap();
-    assert_eq!(metadata["uuid"], uuid);
-    assert!(folder.join("extension.js").is_file());
+    for (variant, versions, module) in [
+        ("legacy", ["40", "41", "42", "43", "44"].as_slice(), false),
+        (
+            "module",
+            ["45", "46", "47", "48", "49", "50"].as_slice(),
+            true,
+        ),
+    ] {
+        let source = deb
+            .files
+            .get(&PathBuf::from(format!(
+                "/usr/share/fabric-companion/gnome-shell-extension/{variant}/{uuid}"
+            )))
+            .unwrap_or_else(|| panic!("the {variant} extension in the package"));
+        let folder = src_tauri().join(source);
+        let metadata: Value =
+            serde_json::from_str(&std::fs::read_to_string(folder.join("metadata.json")).unwrap())
+                .unwrap();
+        assert_eq!(metadata["uuid"], uuid);
+        let listed: Vec<&str> = metadata["shell-version"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|v| v.as_str().unwrap())
+            .collect();
+        assert_eq!(listed, versions, "{variant}");
+        let script = std::fs::read_to_string(folder.join("extension.js")).unwrap();
+        assert_eq!(script.contains("export default class"), module, "{variant}");
+        assert_eq!(script.contains("imports.gi"), !module, "{variant}");
+    }
     assert!(
-        deb.post_install_script.is_none(),
+        !deb.files
+            .keys()
+            .any(|k| k.starts_with("/usr/share/gnome-shell/extensions")),
+        "the shell's folder gets a link from postinst, not a file of the package"
+    );
+    let postinst =
+        std::fs::read_to_string(src_tauri().join(deb.post_install_script.as_ref().unwrap()))
+            .unwrap();
+    assert!(postinst.contains("gnome-shell --version"));
+    assert!(
+        !postinst.contains("gnome-extensions enable") && !postinst.contains("enabled-extensions"),
         "no install script turns it on"
     );
+}
+
+#[test]
+fn both_extension_variants_share_one_core() {
+    // The two variants differ only in how they load (imports or ES modules) and are created:
+    // the D-Bus service between the markers is the same text.
+    let core = |variant: &str| {
+        let text = std::fs::read_to_string(src_tauri().join(format!(
+            "../packaging/linux/gnome-shell-extension/{variant}/{}/extension.js",
+            companion_desktop::desktop::GNOME_FOCUS_EXTENSION
+        )))
+        .unwrap();
+        let start = text
+            .find("// ---- the shared core")
+            .expect("the core's start");
+        let end = text
+            .find("// ---- end of the shared core")
+            .expect("the core's end");
+        text[start..end].to_string()
+    };
+    assert_eq!(core("legacy"), core("module"));
+    assert!(core("module").contains("unexport();\n    exported = "));
 }
 
 #[test]

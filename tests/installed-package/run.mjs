@@ -152,8 +152,10 @@ function checkPackageFile() {
     './usr/share/fabric-companion/claude-plugin/hooks/hooks.json',
     './usr/share/fabric-companion/claude-plugin/.claude-plugin/plugin.json',
     './usr/share/fabric-companion/claude-plugin/.claude-plugin/marketplace.json',
-    './usr/share/gnome-shell/extensions/fabric-companion-focus@passioncode.ai/metadata.json',
-    './usr/share/gnome-shell/extensions/fabric-companion-focus@passioncode.ai/extension.js',
+    './usr/share/fabric-companion/gnome-shell-extension/legacy/fabric-companion-focus@passioncode.ai/metadata.json',
+    './usr/share/fabric-companion/gnome-shell-extension/legacy/fabric-companion-focus@passioncode.ai/extension.js',
+    './usr/share/fabric-companion/gnome-shell-extension/module/fabric-companion-focus@passioncode.ai/metadata.json',
+    './usr/share/fabric-companion/gnome-shell-extension/module/fabric-companion-focus@passioncode.ai/extension.js',
     './usr/share/doc/fabric-companion/copyright',
     './usr/share/doc/fabric-companion/LICENSE-MIT',
     './usr/share/doc/fabric-companion/LICENSE-APACHE',
@@ -275,6 +277,16 @@ async function main() {
   const t0 = Date.now();
   const install = run('apt-get', ['install', '-y', '-q', '--no-install-recommends', DEB], { env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' } });
   check('apt-get install ./<deb> succeeds', install.status === 0, install.status === 0 ? `${((Date.now() - t0) / 1000).toFixed(1)} s` : install.stderr.slice(-400));
+  // Our GNOME Shell extension: the variant this machine's shell loads (Debian 12's GNOME Shell
+  // 43 loads scripts: the legacy one), linked where the shell finds system extensions.
+  const extensionLink = '/usr/share/gnome-shell/extensions/fabric-companion-focus@passioncode.ai';
+  const shellMajor = Number((run('gnome-shell', ['--version']).stdout ?? '').match(/GNOME Shell (\d+)/)?.[1] ?? 0);
+  const wantVariant = shellMajor > 0 && shellMajor < 45 ? 'legacy' : 'module';
+  let linked = '';
+  try {
+    linked = fs.readlinkSync(extensionLink);
+  } catch {}
+  check(`the GNOME Shell extension is the ${wantVariant} variant for GNOME Shell ${shellMajor || '(none)'}`, linked.endsWith(`/${wantVariant}/fabric-companion-focus@passioncode.ai`) && fs.existsSync(path.join(extensionLink, 'extension.js')), linked);
   const installed = sh('dpkg', ['-L', 'fabric-companion']).split('\n').filter(Boolean);
   const ownFiles = installed.filter((f) => fs.existsSync(f) && !fs.statSync(f).isDirectory());
   log(`${ownFiles.length} files installed`);
@@ -412,6 +424,13 @@ async function main() {
   check('no process of the package is left running', left.length === 0, left.join(' '));
   const files = ownFiles.filter((f) => fs.existsSync(f));
   check('no file of the package is left', files.length === 0, files.join(' '));
+  let linkLeft = true;
+  try {
+    fs.lstatSync(extensionLink);
+  } catch {
+    linkLeft = false;
+  }
+  check("the GNOME Shell extension's link is gone", !linkLeft, extensionLink);
   const after = hostFiles.map(sha);
   check("the person's host configs are byte-identical", before.every((h, i) => h === after[i]), hostFiles.filter((_, i) => before[i] !== after[i]).join(' '));
   const data = path.join(home, '.local/share/fabric-companion');

@@ -232,7 +232,7 @@ export type OpenView = "hooks";
 
 export type OpenRequest = { view: OpenView, host: HostId | null, };
 
-export type JumpView = { "state": "works" } | { "state": "gnomeExtensionOff", why: string, command: string, } | { "state": "gnomeExtensionMissing", why: string, } | { "state": "notPossible", why: string, };
+export type JumpView = { "state": "works" } | { "state": "gnomeExtensionOff", why: string, command: string, } | { "state": "gnomeExtensionMissing", why: string, } | { "state": "gnomeExtensionOutOfDate", why: string, } | { "state": "gnomeExtensionFailed", why: string, error: string, } | { "state": "notPossible", why: string, };
 
 export type DesktopView = { 
 /**

@@ -26,6 +26,7 @@
 //! hook's path, never prints, and never reads more of another process than its parent, name,
 //! command line and (Linux) the two tmux variables of its environment.
 
+use std::borrow::Cow;
 use std::fmt;
 use std::path::{Path, PathBuf};
 
@@ -35,6 +36,7 @@ use companion_sessions::spool::{SessionId, Spool};
 pub mod ancestry;
 #[cfg(all(unix, not(target_os = "macos")))]
 pub mod compositor;
+pub mod gnome_extension;
 pub mod in_front;
 #[cfg(target_os = "macos")]
 mod macos;
@@ -86,7 +88,7 @@ impl fmt::Display for Place {
 }
 
 /// Why the window could not be raised.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Refusal {
     /// A Wayland session: a program may not raise another's window there, and this
     /// compositor offers us no way.
@@ -96,6 +98,10 @@ pub enum Refusal {
     GnomeExtensionMissing,
     /// GNOME Shell on Wayland, our extension installed but not turned on.
     GnomeExtensionOff,
+    /// GNOME Shell on Wayland, our extension installed for other versions of the shell.
+    GnomeExtensionOutOfDate,
+    /// GNOME Shell on Wayland, our extension failed to load or turn on; the shell's error.
+    GnomeExtensionFailed(gnome_extension::ShellError),
     /// No graphical display to talk to (no `DISPLAY`).
     NoDisplay,
     /// The X display took the connection and did not answer in time: nothing could be told.
@@ -117,8 +123,8 @@ pub enum Refusal {
 
 impl Refusal {
     /// One line saying why.
-    pub fn describe(self) -> &'static str {
-        match self {
+    pub fn describe(&self) -> Cow<'static, str> {
+        Cow::Borrowed(match self {
             Refusal::Wayland => {
                 "this Wayland desktop does not let a program raise another's window"
             }
@@ -133,6 +139,20 @@ impl Refusal {
                  and Fabric Companion's is installed but off; to allow it, run `gnome-extensions \
                  enable fabric-companion-focus@passioncode.ai` (or turn it on in Extensions)"
             }
+            Refusal::GnomeExtensionOutOfDate => {
+                "GNOME Shell lets a program raise another's window only through an extension, \
+                 and Fabric Companion's is out of date for this GNOME Shell (it was installed \
+                 for another version); reinstalling the Linux package, then logging out and \
+                 in, fixes it"
+            }
+            Refusal::GnomeExtensionFailed(error) => {
+                return Cow::Owned(format!(
+                    "GNOME Shell lets a program raise another's window only through an \
+                     extension, and Fabric Companion's failed to load (GNOME Shell said: \
+                     {error}); reinstalling the Linux package, then logging out and in, may \
+                     fix it"
+                ));
+            }
             Refusal::NoDisplay => "there is no display to raise a window on",
             Refusal::DisplaySilent => "the X display did not answer in time",
             Refusal::CompositorSilent => {
@@ -145,7 +165,7 @@ impl Refusal {
             Refusal::NoTmuxClient => "no terminal is attached to the session's tmux session",
             Refusal::Refused => "the window manager did not raise the window",
             Refusal::Unsupported => "raising windows is not supported on this system",
-        }
+        })
     }
 }
 
@@ -323,16 +343,17 @@ pub fn jump_support() -> Result<(), Refusal> {
     Ok(())
 }
 
-/// Turns our GNOME Shell extension on, when the person asks for it (the dashboard's button);
-/// whether GNOME Shell took it. Nowhere else does anything turn it on.
-pub fn enable_gnome_jump() -> bool {
+/// Turns our GNOME Shell extension on, when the person asks for it (the dashboard's button),
+/// and reads its state back: `Ok(())` when it is on, else why not (off, out of date, failed
+/// with the shell's error). Nowhere else does anything turn it on.
+pub fn enable_gnome_jump() -> Result<(), Refusal> {
     #[cfg(all(unix, not(target_os = "macos")))]
     {
         compositor::enable_gnome_extension()
     }
     #[cfg(not(all(unix, not(target_os = "macos"))))]
     {
-        false
+        Err(Refusal::Unsupported)
     }
 }
 

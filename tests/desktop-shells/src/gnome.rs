@@ -1,4 +1,6 @@
-//! GNOME Shell, headless, as a Wayland compositor with no GPU (Debian's gnome-shell 43):
+//! GNOME Shell, headless, as a Wayland compositor with no GPU (Debian 12's gnome-shell 43;
+//! 48 and 50 in tests/desktop-roots' Debian roots, told apart by [`shell_major`]: the
+//! extensions in the format that shell loads, `--no-x11` only where X11 is still built in):
 //! `gnome-shell --headless --wayland --no-x11 --virtual-monitor 1280x800` in a private mount
 //! namespace with a tmpfs over `/run/systemd` (where `/run/systemd/seats` exists the shell
 //! asks logind, finds no session of ours and aborts), on the session's private buses, with
@@ -12,11 +14,40 @@
 //! off at its next start: each start removes it.
 
 use std::path::Path;
+use std::sync::OnceLock;
 use std::time::Duration;
 
 use serde_json::Value;
 
+use crate::programs::ExtensionFormat;
 use crate::session::{Session, WAIT, cannot_run, require, wait_until};
+
+/// The running system's GNOME Shell major version (`gnome-shell --version`: "GNOME Shell
+/// 48.7"); 0 when it cannot be told.
+pub fn shell_major() -> u32 {
+    static MAJOR: OnceLock<u32> = OnceLock::new();
+    *MAJOR.get_or_init(|| {
+        std::process::Command::new("gnome-shell")
+            .arg("--version")
+            .output()
+            .ok()
+            .and_then(|out| {
+                let text = String::from_utf8_lossy(&out.stdout).into_owned();
+                text.trim()
+                    .strip_prefix("GNOME Shell ")?
+                    .split('.')
+                    .next()?
+                    .parse()
+                    .ok()
+            })
+            .unwrap_or(0)
+    })
+}
+
+/// The extension format this machine's GNOME Shell loads.
+pub fn extension_format() -> ExtensionFormat {
+    ExtensionFormat::for_shell(shell_major())
+}
 
 /// Debian's AppIndicator extension (gnome-shell-extension-appindicator).
 pub const APPINDICATOR: &str = "ubuntu-appindicators@ubuntu.com";
@@ -83,18 +114,33 @@ impl GnomeShell {
     /// A session for `suite`/`test` with GNOME Shell running, `extensions` enabled (the probe
     /// is always installed and enabled), the overview closed.
     pub fn start(suite: &str, test: &str, extensions: &[&str]) -> GnomeShell {
+        GnomeShell::start_with(suite, test, extensions, None)
+    }
+
+    /// As [`GnomeShell::start`], with our extension taken from `focus_dir` (a variant the
+    /// test chose) instead of the one for this shell (the installed package's link, with
+    /// `FABRIC_DESKTOP_INSTALLED=1`, else the source of the format this shell loads).
+    pub fn start_with(
+        suite: &str,
+        test: &str,
+        extensions: &[&str],
+        focus_dir: Option<&Path>,
+    ) -> GnomeShell {
         let mut session = Session::new(suite, test, "GNOME");
         let user_extensions = session.data_dir().join("gnome-shell/extensions");
         std::fs::create_dir_all(&user_extensions).unwrap();
+        let format = extension_format();
         copy_dir(
-            &crate::programs::probe_extension_dir(),
+            &crate::programs::probe_extension_dir(format),
             &user_extensions.join(PROBE),
         );
-        if extensions.contains(&FOCUS) {
-            copy_dir(
-                &crate::programs::focus_extension_dir(),
+        match focus_dir {
+            Some(dir) => copy_dir(dir, &user_extensions.join(FOCUS)),
+            None if extensions.contains(&FOCUS) && !crate::programs::installed() => copy_dir(
+                &crate::programs::focus_extension_dir(format),
                 &user_extensions.join(FOCUS),
-            );
+            ),
+            None => {}
         }
         // GNOME's notification daemon for org.freedesktop.Notifications, before any other
         // package's (dunst, Plasma) that also says it provides the name.
@@ -123,14 +169,18 @@ impl GnomeShell {
             .unwrap();
         assert!(out.status.success(), "gsettings: {out:?}");
         let _ = std::fs::remove_file(session.runtime_dir().join("gnome-shell-disable-extensions"));
+        // GNOME Shell 49 and later are built without X11: no `--no-x11` to give.
+        let no_x11 = if shell_major() >= 49 { "" } else { " --no-x11" };
         let mut shell = session.command("unshare");
         shell
             .args([
                 "-m",
                 "sh",
                 "-c",
-                "ulimit -c 0; if [ -d /run/systemd ]; then mount -t tmpfs tmpfs /run/systemd || exit 97; fi; \
-                 exec gnome-shell --headless --wayland --no-x11 --virtual-monitor 1280x800",
+                &format!(
+                    "ulimit -c 0; if [ -d /run/systemd ]; then mount -t tmpfs tmpfs /run/systemd || exit 97; fi; \
+                     exec gnome-shell --headless --wayland{no_x11} --virtual-monitor 1280x800"
+                ),
             ])
             .env("G_MESSAGES_DEBUG", "Ubuntu-AppIndicators")
             .env("GNOME_SHELL_SESSION_MODE", "user");
@@ -140,9 +190,14 @@ impl GnomeShell {
         wait_until("GNOME Shell's probe on the bus", WAIT, || {
             gnome.probe_call("Eval", &("1",)).ok()
         });
-        gnome.eval("Main.overview.hide(); Main.layoutManager._startingUp");
+        // Start-up first, then the overview closed: hiding the overview during GNOME 48's
+        // start-up animation once left `_startingUp` true for good.
         wait_until("GNOME Shell's start-up to complete", WAIT, || {
             (gnome.eval("Main.layoutManager._startingUp") == Value::Bool(false)).then_some(())
+        });
+        gnome.eval("Main.overview.hide(); 0");
+        wait_until("GNOME Shell's overview closed", WAIT, || {
+            (gnome.eval("Main.overview.visible") == Value::Bool(false)).then_some(())
         });
         gnome
     }
@@ -260,7 +315,7 @@ impl GnomeShell {
     pub fn activate_window_of(&self, pid: u32) {
         for _ in 0..20 {
             self.eval(&format!(
-                "const win = global.display.get_tab_list(imports.gi.Meta.TabList.NORMAL_ALL, null)
+                "const win = global.display.get_tab_list(Meta.TabList.NORMAL_ALL, null)
                      .find(w => w.get_pid() === {pid});
                  Main.activateWindow(win, global.display.get_current_time_roundtrip()); 0"
             ));

@@ -1,6 +1,8 @@
 //! Our programs as built in this workspace's target folder (beside the test's own
 //! `deps/`): `scripts/test.sh` builds them (`cargo build --workspace`) before the tests run;
-//! when one is missing it is built here, once.
+//! when one is missing it is built here, once. Or, when `FABRIC_DESKTOP_INSTALLED=1` (the
+//! suite run inside a Debian root with our package installed, tests/desktop-roots), the
+//! installed ones: `/usr/bin`'s programs and the GNOME Shell extension the package linked.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -16,8 +18,16 @@ fn profile_dir() -> PathBuf {
         .to_path_buf()
 }
 
-/// `program` of package `package`, built when missing.
+/// Whether the suite tests the installed package (`FABRIC_DESKTOP_INSTALLED=1`).
+pub fn installed() -> bool {
+    std::env::var_os("FABRIC_DESKTOP_INSTALLED").is_some_and(|v| v == "1")
+}
+
+/// `program` of package `package`: the installed one, or built when missing.
 fn program(package: &str, program: &str) -> PathBuf {
+    if installed() {
+        return Path::new("/usr/bin").join(program);
+    }
     static BUILDING: Mutex<()> = Mutex::new(());
     let path = profile_dir().join(program);
     if path.is_file() {
@@ -52,16 +62,54 @@ pub fn fabric_tray() -> PathBuf {
     program("fabric-tray", "fabric-tray")
 }
 
-/// The source of our shipped GNOME Shell extension (`packaging/linux/gnome-shell-extension`).
-pub fn focus_extension_dir() -> PathBuf {
+/// Which variant of an extension a GNOME Shell loads: 40–44 scripts, 45+ ES modules.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ExtensionFormat {
+    /// `imports`, `function init()` (GNOME Shell 40–44).
+    Legacy,
+    /// `import … from 'gi://…'`, `export default class … extends Extension` (45 and later).
+    Module,
+}
+
+impl ExtensionFormat {
+    /// The format GNOME Shell `major` loads.
+    pub fn for_shell(major: u32) -> ExtensionFormat {
+        if major >= 45 {
+            ExtensionFormat::Module
+        } else {
+            ExtensionFormat::Legacy
+        }
+    }
+
+    /// The other one (what this shell shows as out of date).
+    pub fn other(self) -> ExtensionFormat {
+        match self {
+            ExtensionFormat::Legacy => ExtensionFormat::Module,
+            ExtensionFormat::Module => ExtensionFormat::Legacy,
+        }
+    }
+
+    fn folder(self) -> &'static str {
+        match self {
+            ExtensionFormat::Legacy => "legacy",
+            ExtensionFormat::Module => "module",
+        }
+    }
+}
+
+/// The source of our shipped GNOME Shell extension in `format`
+/// (`packaging/linux/gnome-shell-extension/{legacy,module}`).
+pub fn focus_extension_dir(format: ExtensionFormat) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("../../packaging/linux/gnome-shell-extension")
+        .join(format.folder())
         .join(companion_desktop::desktop::GNOME_FOCUS_EXTENSION)
 }
 
-/// The test-only probe extension.
-pub fn probe_extension_dir() -> PathBuf {
+/// The test-only probe extension in `format`.
+pub fn probe_extension_dir(format: ExtensionFormat) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("gnome-extension")
+        .join(format.folder())
         .join(crate::gnome::PROBE)
 }

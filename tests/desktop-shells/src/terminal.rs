@@ -54,11 +54,24 @@ pub fn kitty_ls(session: &Session, address: &str) -> serde_json::Value {
 /// The title of kitty's focused tab (in its focused OS window).
 pub fn kitty_active_tab(session: &Session, address: &str) -> Option<String> {
     let ls = kitty_ls(session, address);
-    ls.as_array()?
+    let windows = ls.as_array()?;
+    // The focused or last active OS window; kitty 0.39 (Debian 13) marks neither while
+    // another program's window has the focus: then its only OS window.
+    let marked: Vec<&serde_json::Value> = windows
         .iter()
         .filter(|os| os["is_focused"] == true || os["is_active"] == true)
+        .collect();
+    let chosen = if marked.is_empty() && windows.len() == 1 {
+        windows.iter().collect()
+    } else {
+        marked
+    };
+    chosen
+        .into_iter()
         .flat_map(|os| os["tabs"].as_array().cloned().unwrap_or_default())
-        .find(|tab| tab["is_active_tab"] == true || tab["is_focused"] == true)
+        .find(|tab| {
+            tab["is_active_tab"] == true || tab["is_active"] == true || tab["is_focused"] == true
+        })
         .and_then(|tab| tab["title"].as_str().map(str::to_string))
 }
 

@@ -46,7 +46,7 @@ fn the_jump_on_gnome_raises_the_right_window_through_our_extension() {
     assert_eq!(code, Some(0), "{out}{err}");
     assert_eq!(shell.focused().map(|f| f.0), Some(foot_beta));
     shell.eval(&format!(
-        "const win = global.display.get_tab_list(imports.gi.Meta.TabList.NORMAL_ALL, null)
+        "const win = global.display.get_tab_list(Meta.TabList.NORMAL_ALL, null)
              .find(w => w.get_pid() === {foot_alpha});
          win.change_workspace_by_index(1, false);
          global.workspace_manager.get_workspace_by_index(0).activate(global.get_current_time());

@@ -31,6 +31,28 @@ fn konsole_current_session(kwin: &Kwin, service: &str, window: &str) -> Option<i
     })
 }
 
+/// Konsole's tabs in `window` (`sessionList`) and its current one.
+fn konsole_tab_list(kwin: &Kwin, service: &str, window: &str) -> Option<(Vec<i32>, i32)> {
+    let bus = kwin.bus().clone();
+    let (name, path) = (service.to_string(), window.to_string());
+    let list = kwin.block_on(async move {
+        let reply = bus
+            .call_method(
+                Some(name.as_str()),
+                path.as_str(),
+                Some("org.kde.konsole.Window"),
+                "sessionList",
+                &(),
+            )
+            .await
+            .ok()?;
+        reply.body().deserialize::<Vec<String>>().ok()
+    })?;
+    let mut tabs: Vec<i32> = list.iter().filter_map(|s| s.parse().ok()).collect();
+    tabs.sort_unstable();
+    Some((tabs, konsole_current_session(kwin, service, window)?))
+}
+
 /// The tray's `Notify` calls in dbus-monitor's record and Plasma's answers: (replaces id,
 /// summary, the id Plasma returned) each, in order.
 fn notifies(log: &str) -> Vec<(u32, String, Option<u32>)> {
@@ -148,6 +170,14 @@ fn the_jump_on_kwin_raises_the_right_konsole_and_its_tab() {
     let b = kwin.recorded_host("k-tab-b").terminal.konsole.unwrap();
     assert_eq!(a.service, b.service, "one konsole process");
     assert_ne!(a.session, b.session);
+    // Konsole settles on its tabs and its current one once it has made them all (Konsole 24
+    // and 25 made a third tab current after a jump had already picked tab a, about once in
+    // four runs): the same tabs and current tab for two seconds first.
+    wait_until("konsole's tabs settled", WAIT, || {
+        let before = konsole_tab_list(&kwin, &b.service, &b.window)?;
+        std::thread::sleep(std::time::Duration::from_secs(2));
+        (konsole_tab_list(&kwin, &b.service, &b.window).as_ref() == Some(&before)).then_some(())
+    });
     activate(&kwin, konsole_one);
     let (code, out, err) = kwin.focus("k-tab-a");
     assert_eq!(code, Some(0), "{out}{err}");
@@ -155,7 +185,9 @@ fn the_jump_on_kwin_raises_the_right_konsole_and_its_tab() {
     assert_eq!(kwin.active().map(|w| w.0), Some(konsole_tabs));
     assert_eq!(
         konsole_current_session(&kwin, &a.service, &a.window),
-        Some(a.session as i32)
+        Some(a.session as i32),
+        "konsole's tabs and current one: {:?}",
+        konsole_tab_list(&kwin, &a.service, &a.window)
     );
     let (code, out, err) = kwin.focus("k-tab-b");
     assert_eq!(code, Some(0), "{out}{err}");
@@ -163,7 +195,7 @@ fn the_jump_on_kwin_raises_the_right_konsole_and_its_tab() {
         konsole_current_session(&kwin, &b.service, &b.window),
         Some(b.session as i32)
     );
-    let _ = kwin.screenshot("konsole-tab-b");
+    let _ = kwin.try_screenshot("konsole-tab-b");
 
     // A gone session raises nothing.
     let gone = record_one.host_pid;
@@ -189,10 +221,16 @@ fn the_jump_on_kwin_raises_the_right_konsole_and_its_tab() {
 #[test]
 fn plasma_shows_the_tray_item_and_takes_its_notifications() {
     let test = "plasma_shows_the_tray_item_and_takes_its_notifications";
+    // Plasma 6's kded is kded6, Plasma 5's kded5.
+    let kded = if which_on_path("kded6") {
+        "kded6"
+    } else {
+        "kded5"
+    };
     if !kwin::available(test)
         || !desktop_shells::require(
             test,
-            &["plasmashell", "kded5", "dbus-monitor"],
+            &["plasmashell", kded, "dbus-monitor"],
             "plasma-workspace, plasma-desktop, dbus",
         )
     {
@@ -226,7 +264,19 @@ fn plasma_shows_the_tray_item_and_takes_its_notifications() {
     }
     let settings = r#"{"watchIntervalSecs": 3600}"#;
     let tray = kwin.start_tray("fabric-tray", settings);
-    let before = kwin.screenshot("0-before-the-tray");
+    // KWin 6 headless here draws without OpenGL: no screenshots, the panel's pixels are not
+    // read (the watcher's list, the host's read of the item and the notification server's
+    // answers are, over D-Bus).
+    let before = kwin.try_screenshot("0-before-the-tray");
+    if let Err(why) = &before {
+        use std::io::Write;
+        let _ = writeln!(
+            std::io::stderr().lock(),
+            "NOT RUN in {test}: the icon's and the count's pixels in Plasma's panel: KWin took \
+             no screenshot ({why}; a headless KWin 6 here draws without OpenGL); read back over \
+             D-Bus instead"
+        );
+    }
 
     // The watcher lists the item; Plasma's tray is the registered host.
     let registered = wait_until("the item registered with kded's watcher", WAIT, || {
@@ -262,10 +312,12 @@ fn plasma_shows_the_tray_item_and_takes_its_notifications() {
     });
     // Plasma's panel draws it: our blue appears where it was not.
     let blue = |[r, g, b]: [u8; 3]| b > 150 && r < 90 && g > 60 && g < 170;
-    let screen = (0, 0, before.width, before.height);
-    let shown = wait_until("our icon in Plasma's panel", WAIT, || {
-        let now = kwin.screenshot("1-tray-in-the-panel");
-        (now.count(screen, blue) > before.count(screen, blue) + 30).then_some(now)
+    let shown = before.as_ref().ok().map(|before| {
+        let screen = (0, 0, before.width, before.height);
+        wait_until("our icon in Plasma's panel", WAIT, || {
+            let now = kwin.screenshot("1-tray-in-the-panel");
+            (now.count(screen, blue) > before.count(screen, blue) + 30).then_some(now)
+        })
     });
     // The count changes the pixels in the panel. The person is at another window (a session
     // looked at is not notified).
@@ -275,15 +327,17 @@ fn plasma_shows_the_tray_item_and_takes_its_notifications() {
     kwin.wait_for_window(other);
     activate(&kwin, other);
     kwin.write_board("p-one", 5);
-    wait_until("the count drawn in the panel", WAIT, || {
-        let now = kwin.screenshot("2-count-in-the-panel");
-        let changed = (0..now.height)
-            .step_by(2)
-            .flat_map(|y| (0..now.width).step_by(2).map(move |x| (x, y)))
-            .filter(|&(x, y)| now.px(x, y) != shown.px(x, y) && y + 80 > now.height)
-            .count();
-        (changed > 20).then_some(())
-    });
+    if let Some(shown) = &shown {
+        wait_until("the count drawn in the panel", WAIT, || {
+            let now = kwin.screenshot("2-count-in-the-panel");
+            let changed = (0..now.height)
+                .step_by(2)
+                .flat_map(|y| (0..now.width).step_by(2).map(move |x| (x, y)))
+                .filter(|&(x, y)| now.px(x, y) != shown.px(x, y) && y + 80 > now.height)
+                .count();
+            (changed > 20).then_some(())
+        });
+    }
 
     // Notifications go to Plasma's server (the person is at another window): one's rise,
     // taken (Plasma answers its id); two's rise within seconds replaces it in place (the
@@ -304,7 +358,7 @@ fn plasma_shows_the_tray_item_and_takes_its_notifications() {
             })
             .then_some(())
     });
-    let _ = kwin.screenshot("3-notification-replaced");
+    let _ = kwin.try_screenshot("3-notification-replaced");
     kwin.write_board("p-one", 0);
     kwin.write_board("p-two", 0);
     wait_until("the notification closed", WAIT, || {
@@ -395,4 +449,10 @@ fn a_kwin_that_never_calls_back_keeps_no_script_of_ours() {
         .filter(|name| name.starts_with("fabric-companion"))
         .collect();
     assert!(left.is_empty(), "left in the runtime folder: {left:?}");
+}
+
+/// Whether `program` is on `PATH`.
+fn which_on_path(program: &str) -> bool {
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    std::env::split_paths(&path).any(|dir| dir.join(program).is_file())
 }

@@ -64,7 +64,9 @@ fn the_jump_selects_the_sessions_own_kitty_tab() {
     shell.activate_window_of(foot);
     assert_eq!(
         terminal::kitty_active_tab(&shell, &socket).as_deref(),
-        Some("two")
+        Some("two"),
+        "kitty @ ls: {}",
+        terminal::kitty_ls(&shell, &socket)
     );
     assert_eq!(shell.focused().map(|f| f.0), Some(foot));
 

@@ -44,6 +44,9 @@ pub struct Item {
     pub icon: Vec<Pixmap>,
     /// The tooltip's text under the title (e.g. the count).
     pub tooltip: String,
+    /// What a screen reader says for the icon (`IconAccessibleDesc`,
+    /// `AttentionAccessibleDesc`): the count and whether a session needs you.
+    pub accessible: String,
     /// How many times a host read `Id` (shared with the registration task).
     pub reads: Arc<AtomicU64>,
 }
@@ -140,6 +143,19 @@ impl Item {
             "Fabric Companion".into(),
             self.tooltip.clone(),
         )
+    }
+
+    /// The icon's description for screen readers (an AppIndicator extension asks for it on
+    /// every `NewIcon`, and logs "Unknown property" when an item lacks it).
+    #[zbus(property)]
+    fn icon_accessible_desc(&self) -> String {
+        self.accessible.clone()
+    }
+
+    /// The same for the attention icon (asked on `NewAttentionIcon`).
+    #[zbus(property)]
+    fn attention_accessible_desc(&self) -> String {
+        self.accessible.clone()
     }
 
     #[zbus(property)]

@@ -9,7 +9,10 @@
 //! its own ([`keep_registered`]): at start, again whenever a watcher (re)appears or says it
 //! dropped our item, after a failed registration, and when, once registered, the watcher
 //! does not list it or no host looked at it (the item is not shown) — each again with a
-//! backoff. Every call waits at most [`crate::bus::CALL_TIMEOUT`].
+//! backoff. Every call waits at most [`crate::bus::CALL_TIMEOUT`]. What the watcher lists and
+//! signals is read by [`watcher_entry`] (every form real watchers write, down to
+//! AppIndicator 66's bare path, which only says "an item at this path": another item's
+//! `Unregistered` in that form is taken as ours only when the list no longer has it).
 //!
 //! The item registers by its object path on our connection's unique name, and owns no
 //! `org.kde.StatusNotifierItem-<pid>-<n>` name. Under a well-known name, GNOME's AppIndicator
@@ -26,6 +29,7 @@
 
 pub mod item;
 pub mod menu;
+pub mod watcher_entry;
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -43,6 +47,7 @@ use crate::model::{IconState, TrayView};
 
 use item::{ITEM_PATH, Item};
 use menu::{DbusMenu, MENU_PATH};
+use watcher_entry::{Ours, WatcherEntry};
 
 /// The watcher's bus name.
 pub const WATCHER: &str = "org.kde.StatusNotifierWatcher";
@@ -196,6 +201,7 @@ impl Sni {
         let item = Item {
             icon: item::pixmaps(&view.icon),
             tooltip: tooltip(view),
+            accessible: accessible_description(view),
             reads: Arc::clone(&reads),
         };
         bus.object_server().at(ITEM_PATH, item).await?;
@@ -210,7 +216,7 @@ impl Sni {
     }
 
     /// Shows `view`: a new icon is drawn and signalled (`PropertiesChanged` with the new
-    /// pixels and tooltip, then `NewIcon` and `NewToolTip`: the tooltip says the icon's
+    /// pixels, tooltip and accessible description, then `NewIcon` and `NewToolTip`: the tooltip says the icon's
     /// count), a new menu gets `LayoutUpdated`.
     pub async fn show(&mut self, view: &TrayView) -> zbus::Result<()> {
         let server = self.bus.object_server();
@@ -220,12 +226,19 @@ impl Sni {
                 let mut current = item.get_mut().await;
                 current.icon = item::pixmaps(&view.icon);
                 current.tooltip = tooltip(view);
+                current.accessible = accessible_description(view);
             }
             self.icon = view.icon.clone();
             {
                 let current = item.get().await;
                 current.icon_pixmap_changed(item.signal_emitter()).await?;
                 current.tool_tip_changed(item.signal_emitter()).await?;
+                current
+                    .icon_accessible_desc_changed(item.signal_emitter())
+                    .await?;
+                current
+                    .attention_accessible_desc_changed(item.signal_emitter())
+                    .await?;
             }
             Item::new_icon(item.signal_emitter()).await?;
             Item::new_tool_tip(item.signal_emitter()).await?;
@@ -245,17 +258,6 @@ impl Sni {
         }
         Ok(())
     }
-}
-
-/// Whether an entry of a watcher's list (or of its `StatusNotifierItemUnregistered`) names
-/// our item: our unique name, alone or with the item's path (`:1.42`, `:1.42/Status…` as
-/// KDE writes it, `:1.42@/Status…` as GNOME's extension does). Never a prefix match on the
-/// name alone (`:1.4` is not `:1.42`).
-pub fn names_us(entry: &str, unique: &str) -> bool {
-    !unique.is_empty()
-        && entry
-            .strip_prefix(unique)
-            .is_some_and(|rest| rest.is_empty() || rest.starts_with('/') || rest.starts_with('@'))
 }
 
 /// Why a registration did not end with the item shown.
@@ -278,7 +280,7 @@ async fn verify(
     tokio::time::sleep(VERIFY_AFTER).await;
     // A watcher that does not answer these is taken at its word (it took the registration).
     if let Ok(items) = watcher.registered_status_notifier_items().await
-        && !items.iter().any(|entry| names_us(entry, unique))
+        && !watcher_entry::listed(&items, unique, ITEM_PATH).maybe()
     {
         return Err(Unshown::NotListed);
     }
@@ -330,8 +332,14 @@ async fn keep_registered(bus: Connection, reads: Arc<AtomicU64>) {
     let mut wait = REGISTER_RETRY_FIRST;
     let mut said = false;
     let mut unshown = 0u32;
+    let mut registrations = 0u64;
     loop {
         let before = reads.load(Ordering::Relaxed);
+        registrations += 1;
+        tracing::info!(
+            registration = registrations,
+            "registering the tray item with the StatusNotifierWatcher"
+        );
         let retry = match watcher.register_status_notifier_item(ITEM_PATH).await {
             Ok(()) => match verify(&watcher, &unique, &reads, before).await {
                 Ok(()) => {
@@ -398,10 +406,22 @@ async fn keep_registered(bus: Connection, reads: Arc<AtomicU64>) {
                 },
                 signal = unregistered.next() => match signal {
                     Some(signal) => {
-                        let ours = signal
-                            .args()
-                            .is_ok_and(|args| names_us(args.service, &unique));
-                        if ours {
+                        let ours = signal.args().map_or(Ours::No, |args| {
+                            WatcherEntry::parse(args.service).ours(&unique, ITEM_PATH)
+                        });
+                        // The path alone (AppIndicator 66) may be another item's: only when
+                        // the watcher no longer lists ours is it ours that went.
+                        let dropped = match ours {
+                            Ours::Yes => true,
+                            Ours::PathOnly => !watcher
+                                .registered_status_notifier_items()
+                                .await
+                                .is_ok_and(|items| {
+                                    watcher_entry::listed(&items, &unique, ITEM_PATH).maybe()
+                                }),
+                            Ours::No => false,
+                        };
+                        if dropped {
                             tracing::info!("the StatusNotifierWatcher dropped the tray item; registering again");
                             tokio::time::sleep(wait).await;
                             wait = (wait * 2).min(REGISTER_RETRY_MAX);
@@ -435,19 +455,49 @@ fn tooltip(view: &TrayView) -> String {
     }
 }
 
+/// The icon's description for screen readers: the name, the count, and whether a session
+/// needs you (the icon shows these as a number and a mark).
+fn accessible_description(view: &TrayView) -> String {
+    let unread = match view.icon.count_text.as_str() {
+        "" => "nothing unread".to_string(),
+        count => format!("{count} unread"),
+    };
+    if view.icon.needs_you {
+        format!("Fabric Companion: {unread}, a session needs you")
+    } else {
+        format!("Fabric Companion: {unread}")
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
+    fn view(count: &str, needs_you: bool) -> TrayView {
+        TrayView {
+            icon: IconState {
+                count_text: count.into(),
+                needs_you,
+                ..IconState::default()
+            },
+            menu: Vec::new(),
+            title: None,
+        }
+    }
+
     #[test]
-    fn the_watchers_entries_that_name_our_item() {
-        let unique = ":1.42";
-        assert!(names_us(":1.42", unique));
-        assert!(names_us(":1.42/StatusNotifierItem", unique));
-        assert!(names_us(":1.42@/StatusNotifierItem", unique));
-        assert!(!names_us(":1.420/StatusNotifierItem", unique));
-        assert!(!names_us(":1.4", unique));
-        assert!(!names_us("org.kde.StatusNotifierItem-42-1", unique));
-        assert!(!names_us(":1.42", ""));
+    fn the_accessible_description_says_the_count_and_who_needs_you() {
+        assert_eq!(
+            accessible_description(&view("", false)),
+            "Fabric Companion: nothing unread"
+        );
+        assert_eq!(
+            accessible_description(&view("3", false)),
+            "Fabric Companion: 3 unread"
+        );
+        assert_eq!(
+            accessible_description(&view("99+", true)),
+            "Fabric Companion: 99+ unread, a session needs you"
+        );
     }
 }

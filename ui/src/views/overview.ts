@@ -1,7 +1,8 @@
 // Overview: Fabric's state, whether the session hooks are active, the live sessions with
 // each one's state and since when (those that need you first), and what this desktop lacks
 // for the tray icon (GNOME without its AppIndicator extension) or for "Go to" (GNOME Shell
-// without our extension on: a button turns it on, at the person's click).
+// without our extension on: a button turns it on, at the person's click; out of date for this
+// shell, or failed to load with the shell's own error).
 // Rendering patches the view in place (`patchChildren`), so a status event keeps the person's
 // selection and scroll; each session row is keyed by its id. A row's "Go to" raises the
 // window the session runs in (the same code as the tray and `fabric-session focus`); what it
@@ -55,6 +56,13 @@ export function desktopCard(view: DesktopView | null): HTMLElement | null {
         ),
       );
       break;
+    case 'gnomeExtensionFailed':
+      lines.push(
+        h('p', { 'data-fact': 'jump-help' }, `Go to cannot raise windows here: ${jump.why}.`),
+        h('p', { 'data-fact': 'jump-error' }, `GNOME Shell said: ${jump.error}`),
+      );
+      break;
+    case 'gnomeExtensionOutOfDate':
     case 'gnomeExtensionMissing':
     case 'notPossible':
       lines.push(

@@ -134,6 +134,28 @@ describe('overview', () => {
     setDesktop(null);
   });
 
+  it("tells our GNOME extension out of date from failed, with the shell's own error", () => {
+    const outOfDate = desktopCard({
+      trayHelp: null,
+      jump: { state: 'gnomeExtensionOutOfDate', why: "Fabric Companion's is out of date for this GNOME Shell" },
+    })!;
+    expect(outOfDate.querySelector('[data-fact="jump-help"]')!.textContent).toContain('out of date');
+    expect(outOfDate.querySelector('button[data-action="enable-jump"]')).toBeNull();
+    const failed = desktopCard({
+      trayHelp: null,
+      jump: {
+        state: 'gnomeExtensionFailed',
+        why: "Fabric Companion's failed to load",
+        error: 'An object is already exported',
+      },
+    })!;
+    expect(failed.querySelector('[data-fact="jump-help"]')!.textContent).toContain('failed to load');
+    expect(failed.querySelector('[data-fact="jump-error"]')!.textContent).toBe(
+      'GNOME Shell said: An object is already exported',
+    );
+    expect(failed.querySelector('button[data-action="enable-jump"]')).toBeNull();
+  });
+
   it('says what to do when Fabric is down', () => {
     const view = statusFixture();
     view.status.fabric = { state: 'down', downReason: 'no hub.json', features: [], hubJson: '/x' };

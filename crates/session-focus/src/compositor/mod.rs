@@ -9,7 +9,7 @@
 //! inside a runtime (the tray, the dashboard) and outside one (`fabric-session focus`) use it
 //! alike, and all of it is bounded by [`DEADLINE`].
 
-mod gnome;
+pub mod gnome;
 mod kwin;
 
 use std::future::Future;
@@ -128,8 +128,11 @@ pub fn support() -> Result<(), Refusal> {
     .unwrap_or(Err(Refusal::Wayland))
 }
 
-/// Turns our GNOME Shell extension on (only ever on the person's request); whether GNOME
-/// Shell took it.
-pub fn enable_gnome_extension() -> bool {
-    on_session_bus(|bus| async move { Some(gnome::enable_extension(&bus).await) }).unwrap_or(false)
+/// Turns our GNOME Shell extension on (only ever on the person's request) and reads its
+/// state back: `Ok(())` when it is on, else why not.
+pub fn enable_gnome_extension() -> Result<(), Refusal> {
+    on_session_bus(
+        |bus| async move { Some(gnome::refusal_of(gnome::enable_extension(&bus).await)) },
+    )
+    .unwrap_or(Err(Refusal::Wayland))
 }

@@ -1,4 +1,6 @@
-// Fabric Companion: jump to a session (GNOME Shell 40–44).
+// Fabric Companion: jump to a session (GNOME Shell 40–44: a script, loaded with `imports`;
+// GNOME 45 and later load ../module's ES module instead, and the package installs the one the
+// shell loads).
 //
 // Owns one D-Bus object on the shell's own session-bus connection (so its address is
 // org.gnome.Shell, /ai/passioncode/FabricCompanion/Focus): ActivateProcess activates the
@@ -6,12 +8,14 @@
 // workspace first, as the shell's own switcher does) and says whether it got the focus;
 // FocusedProcess says which process owns the focused window. Only a caller running as the
 // same user as the shell is answered. Nothing is drawn, stored or logged; a window is known
-// here by its process id and its WM class only (never its title).
+// here by its process id and its WM class only (never its title). enable() may run twice
+// without disable() between (a shell reloading its extensions): the object is exported once.
 /* exported init */
 
 const { Gio, GLib, Meta } = imports.gi;
 const Main = imports.ui.main;
 
+// ---- the shared core (the same text in both variants; a test compares them) ----
 const OBJECT_PATH = '/ai/passioncode/FabricCompanion/Focus';
 const VERSION = 1;
 const FOCUS_WAIT_MS = 500;
@@ -122,15 +126,31 @@ class FocusService {
     }
 }
 
+// The exported object, at most one (enable() twice in a row must not export twice: the
+// shell then fails with "An object is already exported").
+let exported = null;
+
+function exportOnce() {
+    unexport();
+    exported = Gio.DBusExportedObject.wrapJSObject(IFACE, new FocusService());
+    exported.export(Gio.DBus.session, OBJECT_PATH);
+}
+
+function unexport() {
+    if (exported) {
+        exported.unexport();
+        exported = null;
+    }
+}
+// ---- end of the shared core ----
+
 class Extension {
     enable() {
-        this._dbus = Gio.DBusExportedObject.wrapJSObject(IFACE, new FocusService());
-        this._dbus.export(Gio.DBus.session, OBJECT_PATH);
+        exportOnce();
     }
 
     disable() {
-        this._dbus.unexport();
-        this._dbus = null;
+        unexport();
     }
 }
 

@@ -1,4 +1,5 @@
-// Test only, never shipped (tests/desktop-shells): exports
+// Test only, never shipped (tests/desktop-shells; GNOME Shell 40–44; ../module is the same
+// probe for 45+): exports
 // ai.passioncode.FabricCompanion.TestProbe at /ai/passioncode/FabricCompanion/TestProbe on
 // the shell's own connection (address: org.gnome.Shell), so the tests read back what the
 // shell itself holds: the AppIndicator items in the top bar (their readiness, size, icon
@@ -58,6 +59,9 @@ function watchIcons() {
             key, at: GLib.get_real_time(), digests: pixmapDigests(item._indicator),
         });
         item._icon.connect('notify::gicon', record);
+        // AppIndicator 59+ draws an item's pixmap as the actor's content, without a gicon.
+        if ('content' in item._icon)
+            item._icon.connect('notify::content', record);
         record();
     }
 }
@@ -142,7 +146,7 @@ class Probe {
                 visible: item.visible,
                 mapped: item.mapped,
                 x, y, width: item.width, height: item.height,
-                hasIcon: !!(item._icon && item._icon.gicon),
+                hasIcon: !!(item._icon && (item._icon.gicon || item._icon.content)),
                 pixmaps: pixmapDigests(indicator),
                 menu: item.menu ? menuItemsOf(item) : [],
             };
@@ -170,9 +174,22 @@ class Probe {
             return json({ ok: false, error: `no item ${label}`, menu: menuItemsOf(item) });
         }
         // As a click ends: the menu item's activation with the button's release event.
-        const event = Clutter.Event.new(Clutter.EventType.BUTTON_RELEASE);
-        event.set_time(global.display.get_current_time_roundtrip());
-        entry.activate(event);
+        // GNOME 50's Clutter makes no events from JavaScript: there the AppIndicator menu
+        // item's own D-Bus click, as its activate handler sends it.
+        const time = global.display.get_current_time_roundtrip();
+        if (typeof Clutter.Event.new === 'function') {
+            const event = Clutter.Event.new(Clutter.EventType.BUTTON_RELEASE);
+            event.set_time(time);
+            entry.activate(event);
+        } else if (entry._dbusItem) {
+            // A promise from AppIndicator 66, nothing from 59/60.
+            const sent = entry._dbusItem.handleEvent('clicked', GLib.Variant.new('i', 0), time);
+            if (sent && sent.catch)
+                sent.catch(logError);
+        } else {
+            item.menu.close();
+            return json({ ok: false, error: 'no way to click here' });
+        }
         item.menu.close();
         return json({
             ok: true,
@@ -188,7 +205,7 @@ class Probe {
             app: source.app ? source.app.get_id() : null,
             notifications: source.notifications.map(n => ({
                 title: n.title,
-                body: n.bannerBodyText,
+                body: n.bannerBodyText !== undefined ? n.bannerBodyText : n.body,
                 gicon: giconInfo(n.gicon),
                 actions: n.actions ? n.actions.map(a => a.label) : [],
             })),
@@ -235,15 +252,29 @@ class Probe {
     }
 }
 
+let exported = null;
+
+function exportOnce() {
+    if (exported)
+        exported.unexport();
+    exported = Gio.DBusExportedObject.wrapJSObject(IFACE, new Probe());
+    exported.export(Gio.DBus.session, PATH);
+}
+
+function unexport() {
+    if (exported) {
+        exported.unexport();
+        exported = null;
+    }
+}
+
 class Extension {
     enable() {
-        this._dbus = Gio.DBusExportedObject.wrapJSObject(IFACE, new Probe());
-        this._dbus.export(Gio.DBus.session, PATH);
+        exportOnce();
     }
 
     disable() {
-        this._dbus.unexport();
-        this._dbus = null;
+        unexport();
     }
 }
 
