@@ -87,6 +87,28 @@ setsid bash -c '
 wine_pid=$!
 trap 'kill -- -"$wine_pid" 2>/dev/null || true' EXIT
 
+# ---- today's desktops' roots, built in the background when missing (tests/desktop-roots) --
+# mmdebstrap mostly waits on the mirror: building the Debian 13 and forky roots beside the
+# Rust builds (niced) hides most of their cold time. The roots step below waits for it.
+roots_dir=${FABRIC_ROOTS_DIR:-/var/cache/fabric-roots}
+roots_build_log="$wine_dir/roots-build.log"
+roots_pid=
+if [ "$(id -u)" = 0 ]; then
+  say "Debian 13 and forky roots: built in the background when missing (cached in $roots_dir)"
+  command -v mmdebstrap >/dev/null
+  setsid bash -c '
+    set -euo pipefail
+    for suite in trixie forky; do
+      [ -e "$1/$suite/.fabric-root-ok" ] && { echo "== the $suite root: cached"; continue; }
+      started=$(date +%s)
+      nice bash tests/desktop-roots/build-root.sh "$suite" "$1/$suite"
+      echo "== the $suite root built in $(( $(date +%s) - started )) s"
+    done
+  ' roots-build "$roots_dir" >"$roots_build_log" 2>&1 &
+  roots_pid=$!
+  trap 'kill -- -"$wine_pid" 2>/dev/null || true; [ -z "$roots_pid" ] || kill -- -"$roots_pid" 2>/dev/null || true' EXIT
+fi
+
 # ---- Rust ---------------------------------------------------------------------------------
 say "cargo fmt --check"
 cargo fmt --all -- --check
@@ -130,8 +152,19 @@ grep -E "^(GNOME Shell|NOT RUN|test result)" "$shells_log" || true
 # Plasma 6.3) and forky (GNOME Shell 50, Plasma 6.7) roots, against our debug package
 # installed there with apt-get. The roots are built once with mmdebstrap and cached under
 # ${FABRIC_ROOTS_DIR:-/var/cache/fabric-roots} (about 10 minutes each cold on a busy 2-core
-# machine, 2 GB each); the package built here is reused by the installed-package step below.
+# machine, 2 GB each; built in the background above); the package built here is reused by the
+# installed-package step below.
 roots_log="$target_dir/desktop-roots-tests.log"
+if [ -n "$roots_pid" ]; then
+  say "waiting for the roots' background build"
+  if ! wait "$roots_pid"; then
+    cat "$roots_build_log"
+    echo "the desktop roots could not be built" >&2
+    exit 1
+  fi
+  roots_pid=
+  cat "$roots_build_log" | grep "^==" || true
+fi
 say "today's desktops in Debian roots (tests/desktop-roots; log: $roots_log)"
 FABRIC_DEB=$(bash scripts/build-deb.sh --debug)
 export FABRIC_DEB
