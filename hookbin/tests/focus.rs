@@ -8,6 +8,7 @@
 //! pane tmux's client shows (`list-clients`). Needs xvfb, x11-utils, xdotool, openbox, xterm,
 //! tmux; without them the test says it is skipped, unless `$FABRIC_REQUIRE_DESKTOP_TESTS=1`
 //! (scripts/test.sh), where it fails.
+#![cfg(unix)] // Xvfb, openbox, xterm, tmux
 
 mod common;
 

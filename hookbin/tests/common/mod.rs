@@ -15,6 +15,7 @@ pub use test_support::files::write;
 #[allow(unused_imports)]
 pub use test_support::wait::wait_for as wait_until;
 
+#[cfg(unix)] // Xvfb, openbox
 pub mod x11_desk;
 
 pub const BIN: &str = env!("CARGO_BIN_EXE_fabric-session");
