@@ -48,26 +48,28 @@ pub fn message(request: &Value, id: &str, reply: &str, input_tokens: u64) -> Val
     })
 }
 
+/// The `message_start` event every streamed answer opens with.
+fn message_start(request: &Value, id: &str, input_tokens: u64) -> Value {
+    json!({
+        "type": "message_start",
+        "message": {
+            "id": id,
+            "type": "message",
+            "role": "assistant",
+            "model": model_of(request),
+            "content": [],
+            "stop_reason": null,
+            "stop_sequence": null,
+            "usage": usage(input_tokens, 1),
+        },
+    })
+}
+
 /// The streaming answer to `POST /v1/messages` (`"stream": true`), as the SSE body.
 pub fn message_stream(request: &Value, id: &str, reply: &str, input_tokens: u64) -> String {
     let output_tokens = estimate_tokens(reply.len());
     let events = [
-        (
-            "message_start",
-            json!({
-                "type": "message_start",
-                "message": {
-                    "id": id,
-                    "type": "message",
-                    "role": "assistant",
-                    "model": model_of(request),
-                    "content": [],
-                    "stop_reason": null,
-                    "stop_sequence": null,
-                    "usage": usage(input_tokens, 1),
-                },
-            }),
-        ),
+        ("message_start", message_start(request, id, input_tokens)),
         (
             "content_block_start",
             json!({"type": "content_block_start", "index": 0,
@@ -141,22 +143,7 @@ pub fn tool_use_stream(
     inputs: &[Value],
     input_tokens: u64,
 ) -> String {
-    let mut events = vec![(
-        "message_start",
-        json!({
-            "type": "message_start",
-            "message": {
-                "id": id,
-                "type": "message",
-                "role": "assistant",
-                "model": model_of(request),
-                "content": [],
-                "stop_reason": null,
-                "stop_sequence": null,
-                "usage": usage(input_tokens, 1),
-            },
-        }),
-    )];
+    let mut events = vec![("message_start", message_start(request, id, input_tokens))];
     for (index, input) in inputs.iter().enumerate() {
         events.push((
             "content_block_start",
