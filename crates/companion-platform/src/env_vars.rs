@@ -73,3 +73,7 @@ pub fn path_var(name: &str) -> Option<std::path::PathBuf> {
         .filter(|value| !value.is_empty())
         .map(std::path::PathBuf::from)
 }
+/// The `ssh` program a remote's link runs (default `ssh` on `PATH`).
+pub const FABRIC_SSH: &str = "FABRIC_SSH";
+/// An `ssh` config file the remotes' links use instead of `~/.ssh/config` (`ssh -F`).
+pub const FABRIC_SSH_CONFIG: &str = "FABRIC_SSH_CONFIG";

@@ -91,6 +91,10 @@ pub struct Settings {
     pub needs_you_grace_secs: u64,
     /// A turn longer than this many minutes says so when it finishes; `None`: never.
     pub long_turn_minutes: Option<u64>,
+    /// Machines whose sessions the tray follows, as written (an `ssh` destination or `Host`
+    /// alias, `docker:<container>`, `podman:<container>`, `wsl:<distribution>`); read by
+    /// `companion-remotes`, which refuses any it cannot check.
+    pub remotes: Vec<String>,
 }
 
 impl Default for Settings {
@@ -105,6 +109,7 @@ impl Default for Settings {
             muted_projects: Vec::new(),
             needs_you_grace_secs: DEFAULT_NEEDS_YOU_GRACE_SECS,
             long_turn_minutes: None,
+            remotes: Vec::new(),
         }
     }
 }
