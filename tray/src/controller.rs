@@ -314,11 +314,18 @@ impl Controller {
     /// [`UserEvent::Focused`].
     fn focus(&self, session: String, from_notification: bool) {
         let sessions_dir = self.paths.sessions_dir();
+        let remotes_file = companion_remotes::board::file_path(&self.paths);
         let send = Arc::clone(&self.send);
         let spawned = std::thread::Builder::new()
             .name("focus".into())
             .spawn(move || {
-                let result = session_focus::focus(&sessions_dir, &session);
+                let result = match crate::remotes::split_session_id(&session) {
+                    Some((remote, id)) => {
+                        companion_remotes::jump::jump_to(&remotes_file, remote, id)
+                            .map(|jumped| jumped.raised)
+                    }
+                    None => session_focus::focus(&sessions_dir, &session),
+                };
                 send(UserEvent::Focused {
                     result,
                     from_notification,

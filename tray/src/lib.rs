@@ -15,6 +15,7 @@
 //!   engine, the notifier and the Fabric pid check.
 //! - [`notifier`]: desktop notifications (freedesktop D-Bus, Windows toasts, macOS).
 //! - [`reader`]: the thread that reads snapshots off the shell's thread.
+//! - [`remotes`]: the remotes followed (one link each), their sessions and links for the model.
 //! - [`waker`]: the one wake-up the model asks for (a wait's grace, the menu's minute).
 //! - [`bus`]: the session-bus connection, bounded calls, kept across losses (Linux).
 //! - [`safe_text`]: every string handed to the desktop, cleaned and bounded.
@@ -39,6 +40,7 @@ pub mod model;
 pub mod notifier;
 pub mod offers;
 pub mod reader;
+pub mod remotes;
 pub mod safe_text;
 pub mod shell;
 pub mod snapshot;

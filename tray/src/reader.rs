@@ -5,7 +5,8 @@
 //! while a read runs make one more read. Each reading goes to the controller through the
 //! shell's event channel; when the desktop must be asked which session is looked at, a
 //! reading without that answer goes first (`looked_at_pending`), so the icon's count never
-//! waits on the desktop.
+//! waits on the desktop. The remotes' links are kept in step with the settings here too
+//! ([`crate::remotes`]), and a change on a remote asks for a reading like a file does.
 
 use std::sync::{Arc, Condvar, Mutex};
 
@@ -13,6 +14,7 @@ use companion_platform::paths::Paths;
 use companion_sessions::settings::{self, Settings};
 
 use crate::model::{FabricLine, Snapshot};
+use crate::remotes::Remotes;
 use crate::{clock, snapshot};
 
 /// One reading of everything a refresh decides from.
@@ -48,11 +50,15 @@ impl Reader {
     ) -> std::io::Result<Reader> {
         let state: Arc<(Mutex<State>, Condvar)> = Arc::default();
         let shared = Arc::clone(&state);
+        let woken = Arc::clone(&state);
         std::thread::Builder::new()
             .name("snapshot".into())
             .spawn(move || {
+                let mut remotes = Remotes::new(&paths, move || ask(&woken));
                 while wait_for_request(&shared) {
-                    let (first, candidates) = read_unlooked(&paths);
+                    let (mut first, candidates) = read_unlooked(&paths);
+                    remotes.follow(&first.settings.remotes);
+                    snapshot::add_remotes(&mut first.snapshot, &remotes.entries());
                     if candidates.is_empty() {
                         deliver(first);
                     } else {
@@ -71,9 +77,7 @@ impl Reader {
 
     /// Asks for a fresh reading (coalesced with any already asked for).
     pub fn request(&self) {
-        let (lock, wake) = &*self.state;
-        lock.lock().unwrap_or_else(|e| e.into_inner()).wanted = true;
-        wake.notify_one();
+        ask(&self.state);
     }
 }
 
@@ -83,6 +87,12 @@ impl Drop for Reader {
         lock.lock().unwrap_or_else(|e| e.into_inner()).stopping = true;
         wake.notify_one();
     }
+}
+
+fn ask(state: &(Mutex<State>, Condvar)) {
+    let (lock, wake) = state;
+    lock.lock().unwrap_or_else(|e| e.into_inner()).wanted = true;
+    wake.notify_one();
 }
 
 /// Waits for a request; false when the reader is stopping.

@@ -107,6 +107,7 @@ pub fn reduce(status: &Status, settings: &Settings, recent_failure: bool, now: i
             reason: s.reason,
             interrupted: s.interrupted,
             turn_started: unix_secs(s.turn_started_at.as_deref()),
+            remote: None,
         })
         .collect();
     let paused = paused_until(settings).is_some_and(|until| until > now);
@@ -124,7 +125,15 @@ pub fn reduce(status: &Status, settings: &Settings, recent_failure: bool, now: i
         looked_at: None,
         needs_you_grace_secs: settings.effective_grace_secs(),
         long_turn_minutes: settings.long_turn(),
+        remotes: Vec::new(),
     }
+}
+
+/// Adds the remotes' sessions (those whose links are up) and their links to `snapshot`.
+pub fn add_remotes(snapshot: &mut Snapshot, entries: &[companion_remotes::board::Entry]) {
+    let (sessions, links) = crate::remotes::views(entries);
+    snapshot.sessions.extend(sessions);
+    snapshot.remotes = links;
 }
 
 /// A state time (RFC 3339, to the millisecond) in whole Unix seconds.

@@ -10,10 +10,13 @@
 //! - [`link`]: one remote's link kept up: the command run, its lines read under a heartbeat
 //!   deadline, reconnection with backoff, the link's state (up, unreachable since, needs a
 //!   person).
+//! - [`jump`]: the jump to a remote's session: its tmux pane there, then the local terminal
+//!   whose `ssh` reaches it.
 //! - [`board`]: every remote's link state and sessions, shared by the links and the tray, and
 //!   the file the dashboard reads.
 
 pub mod board;
+pub mod jump;
 pub mod link;
 pub mod remote;
 pub mod stream;

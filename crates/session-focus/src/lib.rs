@@ -32,6 +32,7 @@ use std::path::{Path, PathBuf};
 
 use companion_hosts::host::Host;
 use companion_sessions::spool::{SessionId, Spool};
+use companion_sessions::terminal_ids::TerminalIds;
 
 pub mod ancestry;
 #[cfg(all(unix, not(target_os = "macos")))]
@@ -119,6 +120,12 @@ pub enum Refusal {
     Refused,
     /// Raising is not written for this system.
     Unsupported,
+    /// A remote's session: no terminal here runs the `ssh` (or container or WSL command)
+    /// that reaches that machine.
+    NoLocalClient,
+    /// A remote's session: several terminals here reach that machine (their programs and
+    /// pids), and none can be told to hold the session.
+    SeveralLocalClients(Vec<String>),
 }
 
 impl Refusal {
@@ -165,6 +172,17 @@ impl Refusal {
             Refusal::NoTmuxClient => "no terminal is attached to the session's tmux session",
             Refusal::Refused => "the window manager did not raise the window",
             Refusal::Unsupported => "raising windows is not supported on this system",
+            Refusal::NoLocalClient => {
+                "no terminal here is connected to that machine (no ssh to it runs here)"
+            }
+            Refusal::SeveralLocalClients(clients) => {
+                return Cow::Owned(format!(
+                    "{} terminals here are connected to that machine ({}), and which holds \
+                     the session cannot be told",
+                    clients.len(),
+                    clients.join(", ")
+                ));
+            }
         })
     }
 }
@@ -232,15 +250,31 @@ pub fn focus(sessions_dir: &Path, id: &str) -> Result<Raised, FocusError> {
     if !record.host_alive() || spool.read_end().is_some() {
         return Err(FocusError::ProcessGone);
     }
-    let chain = ancestry::ancestors(record.host_pid);
-    let mut place = Place {
+    let place = Place {
         project: record.project.clone(),
         folder: record.cwd.clone(),
         host: record.host,
-        terminal: ancestry::terminal_name(&chain),
+        terminal: None,
         tmux: None,
         tab: None,
     };
+    focus_chain(record.host_pid, &record.terminal, place)
+}
+
+/// Raises the terminal (and tab, and local tmux pane) a local process runs in: the `ssh`
+/// (or `docker exec`, …) that reaches a remote session. `place` says where the session is;
+/// its terminal is filled in here. Nothing of the process's environment is read beyond what
+/// [`focus`] reads, so a terminal's tab is selected only through tmux.
+pub fn focus_process(pid: u32, place: Place) -> Result<Raised, FocusError> {
+    if !companion_platform::process::pid_alive(pid) {
+        return Err(FocusError::ProcessGone);
+    }
+    focus_chain(pid, &TerminalIds::default(), place)
+}
+
+fn focus_chain(pid: u32, ids: &TerminalIds, mut place: Place) -> Result<Raised, FocusError> {
+    let chain = ancestry::ancestors(pid);
+    place.terminal = ancestry::terminal_name(&chain);
     // In tmux the window to raise is the terminal of the client showing the pane.
     let (chain, tmux_target) = match tmux::locate(&chain) {
         Some(pane) => {
@@ -265,7 +299,7 @@ pub fn focus(sessions_dir: &Path, id: &str) -> Result<Raised, FocusError> {
     // The terminal's own tab first (outside tmux: inside, the recorded ids are the tmux
     // server's, not the attached client's), then its window.
     if tmux_target.is_none() {
-        place.tab = terminal::select(&record.terminal, &chain);
+        place.tab = terminal::select(ids, &chain);
     }
     match raise(&chain) {
         Ok((program, pid, window)) => Ok(Raised {

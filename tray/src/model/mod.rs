@@ -130,6 +130,8 @@ pub struct SessionView {
     pub interrupted: bool,
     /// When its current (or last) turn started (Unix seconds).
     pub turn_started: Option<i64>,
+    /// The remote it runs on (its name as a person reads it); `None`: this machine.
+    pub remote: Option<String>,
 }
 
 impl SessionView {
@@ -137,6 +139,24 @@ impl SessionView {
     pub fn needs_you(&self) -> bool {
         self.state == SessionState::NeedsYou
     }
+
+    /// The project as notifications name it: `api`, or `api on build-box` for a remote's.
+    pub fn project_named(&self) -> String {
+        match &self.remote {
+            Some(remote) => format!("{} on {remote}", self.project),
+            None => self.project.clone(),
+        }
+    }
+}
+
+/// One remote's link, as the menu says it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RemoteView {
+    /// Its name as a person reads it.
+    pub label: String,
+    pub link: companion_remotes::board::LinkState,
+    /// Its sessions shown (none while the link is down).
+    pub sessions: usize,
 }
 
 /// Everything the tray shows at one moment.
@@ -165,6 +185,8 @@ pub struct Snapshot {
     pub needs_you_grace_secs: u64,
     /// A turn longer than this many minutes says so when it finishes (`None`: never).
     pub long_turn_minutes: Option<u64>,
+    /// The remotes followed, each link's state.
+    pub remotes: Vec<RemoteView>,
 }
 
 /// What the icon shows.
@@ -488,7 +510,7 @@ pub fn decide(prev: &Model, next: &Snapshot, now: u64) -> Decision {
         model.last_raised.insert(session.id.clone(), now);
         rises.push(Notified {
             session: session.id.clone(),
-            project: session.project.clone(),
+            project: session.project_named(),
             host: session.host,
             what: Notice::Unread(now_count),
         });
@@ -576,7 +598,7 @@ fn decide_waits(
                 model.last_raised.insert(session.id.clone(), now);
                 rises.push(Notified {
                     session: session.id.clone(),
-                    project: session.project.clone(),
+                    project: session.project_named(),
                     host: session.host,
                     what: Notice::NeedsYou {
                         reason: session.reason.unwrap_or(WaitReason::Permission),
@@ -676,7 +698,7 @@ fn decide_long_turns(prev: &Model, next: &Snapshot, model: &mut Model) -> Vec<No
             key,
             sessions: vec![Notified {
                 session: session.id.clone(),
-                project: session.project.clone(),
+                project: session.project_named(),
                 host: session.host,
                 what: Notice::LongTurn { minutes: took / 60 },
             }],
@@ -814,6 +836,7 @@ pub(crate) mod tests {
             reason: None,
             interrupted: false,
             turn_started: None,
+            remote: None,
         }
     }
 
@@ -840,6 +863,7 @@ pub(crate) mod tests {
             looked_at: None,
             needs_you_grace_secs: 5,
             long_turn_minutes: None,
+            remotes: Vec::new(),
         }
     }
 
@@ -1475,6 +1499,66 @@ pub(crate) mod tests {
                 key: "needs-you:a".into()
             }]
         );
+    }
+
+    #[test]
+    fn a_remote_s_sessions_and_links_are_named_in_the_menu_and_notifications() {
+        use companion_remotes::board::{Down, LinkState};
+        let remote = |mut s: SessionView| {
+            s.remote = Some("build-box".into());
+            s
+        };
+        let model = seen(vec![]);
+        let mut snap = snapshot(vec![remote(waiting("remote:me@build-box/s-9", 1000))]);
+        snap.muted_projects.insert("other".into());
+        snap.remotes = vec![
+            RemoteView {
+                label: "build-box".into(),
+                link: LinkState::Up { since: 900 },
+                sessions: 1,
+            },
+            RemoteView {
+                label: "gpu".into(),
+                link: LinkState::Down {
+                    since: 950,
+                    why: Down::HostKey {
+                        by_hand: "ssh gpu".into(),
+                    },
+                },
+                sessions: 0,
+            },
+        ];
+        let d = decide(&model, &snap, 1065);
+        let lines: Vec<String> = d
+            .view
+            .menu
+            .iter()
+            .filter_map(|l| match l {
+                MenuLine::Session { label, .. } | MenuLine::Info(label) => Some(label.clone()),
+                _ => None,
+            })
+            .collect();
+        assert!(
+            lines.contains(
+                &"my-project · Claude Code on build-box · needs you (permission, 1 min)"
+                    .to_string()
+            ),
+            "{lines:?}"
+        );
+        assert!(lines.contains(&"build-box: connected, 1 session".to_string()));
+        assert!(
+            lines.iter().any(|l| l.starts_with("gpu: since ")
+                && l.ends_with(", its host key is not known yet: run `ssh gpu` once")),
+            "{lines:?}"
+        );
+        assert!(d.view.icon.needs_you, "a remote's wait marks the icon");
+        let NotificationAction::Raise { sessions, .. } = &d.notifications[0] else {
+            panic!("{:?}", d.notifications)
+        };
+        assert_eq!(sessions[0].project, "my-project on build-box");
+        // A muted project is muted on a remote too.
+        snap.muted_projects.insert("my-project".into());
+        assert!(decide(&seen(vec![]), &snap, 1065).notifications.is_empty());
     }
 
     #[test]

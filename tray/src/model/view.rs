@@ -61,7 +61,10 @@ pub fn session_line(session: &SessionView, now: u64) -> String {
     } else {
         &session.project
     };
-    let host = session.host.display_name();
+    let host = match &session.remote {
+        Some(remote) => format!("{} on {remote}", session.host.display_name()),
+        None => session.host.display_name().to_string(),
+    };
     if session.needs_you() {
         let reason = session.reason.unwrap_or(WaitReason::Permission).word();
         let waited = session
@@ -79,6 +82,39 @@ pub fn session_line(session: &SessionView, now: u64) -> String {
         other => other.word(),
     };
     format!("{project} · {host} · {unread} · {activity}")
+}
+
+/// A remote's menu line: `build-box: 2 sessions`, `build-box: connecting…`,
+/// `build-box: unreachable since 10:42 (…)`. The time is the local wall clock's.
+pub fn remote_line(remote: &RemoteView, now: u64) -> String {
+    use companion_remotes::board::LinkState;
+    let label = &remote.label;
+    match &remote.link {
+        LinkState::Connecting { .. } => format!("{label}: connecting…"),
+        LinkState::Up { .. } => match remote.sessions {
+            0 => format!("{label}: connected, no live sessions"),
+            1 => format!("{label}: connected, 1 session"),
+            n => format!("{label}: connected, {n} sessions"),
+        },
+        LinkState::Down { since, why } => {
+            let seconds = crate::clock::local_seconds_of_day(*since);
+            let at = format!("{:02}:{:02}", seconds / 3600, seconds / 60 % 60);
+            let day = if now as i64 - since >= 86_400 {
+                " (over a day)"
+            } else {
+                ""
+            };
+            match why {
+                companion_remotes::board::Down::Unreachable { detail } if !detail.is_empty() => {
+                    format!("{label}: unreachable since {at}{day}: {detail}")
+                }
+                companion_remotes::board::Down::Unreachable { .. } => {
+                    format!("{label}: unreachable since {at}{day}")
+                }
+                other => format!("{label}: since {at}{day}, {}", other.describe()),
+            }
+        }
+    }
 }
 
 /// The sessions in menu order: those that need you first (the longest waiting first), then
@@ -108,6 +144,9 @@ pub fn menu_lines(snapshot: &Snapshot, now: u64) -> Vec<MenuLine> {
             label: session_line(session, now),
             session: session.id.clone(),
         });
+    }
+    for remote in &snapshot.remotes {
+        lines.push(MenuLine::Info(remote_line(remote, now)));
     }
     lines.push(MenuLine::Separator);
     let hooks_word = if snapshot.session_hooks_active {
