@@ -13,6 +13,7 @@ use crate::commands::{
 use crate::desktop::{DesktopView, JumpView};
 use crate::log_tail::{LogFile, LogLine, LogOutcome, LogUpdate};
 use crate::open_request::{OpenRequest, OpenView};
+use crate::remotes::{RemoteLink, RemoteSessionView, RemoteView};
 use crate::services::{ServiceState, ServiceView};
 use crate::watch::{StateChanged, StateKind};
 use companion_hosts::approval::{Approval, HookApproval, HookVerdict, HooksOff, HostApproval};
@@ -73,6 +74,9 @@ fn declarations() -> Vec<String> {
         // the dashboard's own
         TurnChanges,
         HostFile,
+        RemoteLink,
+        RemoteSessionView,
+        RemoteView,
         StatusView,
         LogFile,
         LogOutcome,

@@ -57,14 +57,18 @@ pub struct StatusView {
     /// Each host's hook config file.
     pub hook_files: Vec<HostFile>,
     pub tray_running: bool,
+    /// The remotes the tray follows, as it last saved them (none while it is not running).
+    pub remotes: Vec<crate::remotes::RemoteView>,
 }
 
 #[tauri::command]
 pub async fn get_status(state: State<'_, AppState>) -> CommandResult<StatusView> {
     let paths = state.paths.clone();
-    let (status, tray_running) = tauri::async_runtime::spawn_blocking(move || {
+    let (status, tray_running, remotes) = tauri::async_runtime::spawn_blocking(move || {
         let status = status::collect(&paths, None);
-        (status, desktop::tray_running(&paths))
+        let tray_running = desktop::tray_running(&paths);
+        let remotes = crate::remotes::remotes_view(&paths, tray_running);
+        (status, tray_running, remotes)
     })
     .await
     .map_err(|e| CommandError::Invalid(e.to_string()))?;
@@ -96,6 +100,7 @@ pub async fn get_status(state: State<'_, AppState>) -> CommandResult<StatusView>
         turn_changes,
         hook_files,
         tray_running,
+        remotes,
     })
 }
 
@@ -309,6 +314,9 @@ pub struct SettingsForm {
     pub needs_you_grace_secs: u64,
     /// A turn longer than this many minutes says so when it finishes; `null`: never.
     pub long_turn_minutes: Option<u64>,
+    /// Other machines the tray follows, as written (an `ssh` destination or `Host` alias,
+    /// `docker:<container>`, `podman:<container>`, `wsl:<distribution>`).
+    pub remotes: Vec<String>,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -348,6 +356,7 @@ pub fn settings_view(paths: &Paths) -> SettingsView {
             muted_projects: s.muted_projects.clone(),
             needs_you_grace_secs: s.needs_you_grace_secs,
             long_turn_minutes: s.long_turn(),
+            remotes: s.remotes.clone(),
         },
         path,
         notifications_paused_until: s.notifications_paused_until,
@@ -421,7 +430,9 @@ pub fn merge_form(current: Settings, form: &SettingsForm) -> CommandResult<Setti
             "a long turn is between 1 minute and 24 hours (leave it empty for never)".into(),
         ));
     }
+    let remotes = crate::remotes::checked(&form.remotes).map_err(CommandError::Invalid)?;
     Ok(Settings {
+        remotes,
         watch_interval_secs: form.watch_interval_secs,
         notifications: form.notifications,
         quiet_hours,
@@ -555,9 +566,12 @@ pub async fn focus_session(
     state: State<'_, AppState>,
     session: String,
 ) -> CommandResult<FocusView> {
-    let sessions_dir = state.paths.sessions_dir();
+    let paths = state.paths.clone();
     tauri::async_runtime::spawn_blocking(move || {
-        FocusView::from(session_focus::focus(&sessions_dir, &session))
+        FocusView::from(
+            crate::remotes::focus(&paths, &session)
+                .unwrap_or_else(|| session_focus::focus(&paths.sessions_dir(), &session)),
+        )
     })
     .await
     .map_err(|e| CommandError::Invalid(e.to_string()))
@@ -597,6 +611,7 @@ mod tests {
             muted_projects: vec![" noisy ".into(), "".into(), "noisy".into(), "web".into()],
             needs_you_grace_secs: 8,
             long_turn_minutes: Some(10),
+            remotes: vec!["build-box".into(), " build-box".into()],
         }
     }
 

@@ -5,7 +5,8 @@
 //!
 //! Modules: `commands` (what the page calls), `watch` (live events), `log_tail`, `services`
 //! (descriptor validation and probes), `desktop` (tray, autostart, test notification),
-//! `open_request` (`--view hooks --host <host>`, at start or handed over by a second start).
+//! `open_request` (`--view hooks --host <host>`, at start or handed over by a second start),
+//! `remotes` (the remotes the tray follows, as it saved them).
 //! Nothing here logs message content, user file paths, branch names or prompts.
 
 #[cfg(test)]
@@ -15,6 +16,7 @@ pub mod desktop;
 pub mod error;
 pub mod log_tail;
 pub mod open_request;
+pub mod remotes;
 pub mod services;
 pub mod watch;
 

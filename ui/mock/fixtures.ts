@@ -97,6 +97,35 @@ export function statusFixture(): StatusView {
       { host: 'kimi', file: '/home/ada/.kimi-code/config.toml' },
     ],
     trayRunning: true,
+    remotes: [
+      {
+        remote: 'me@build-box',
+        label: 'build-box',
+        link: { state: 'up', since: '2026-10-01T08:00:00Z' },
+        sessions: [
+          {
+            id: 'remote:me@build-box/sess-remote-1',
+            host: 'claude',
+            project: 'api',
+            state: 'needs-you',
+            stateSince: '2026-10-01T09:40:00.000Z',
+            reason: 'permission',
+            unread: 2,
+            tmuxPane: '%3',
+          },
+        ],
+      },
+      {
+        remote: 'gpu-box',
+        label: 'gpu-box',
+        link: {
+          state: 'down',
+          since: '2026-10-01T09:00:00Z',
+          why: 'unreachable (ssh: connect to host gpu-box port 22: Connection refused)',
+        },
+        sessions: [],
+      },
+    ],
   };
 }
 
@@ -213,6 +242,7 @@ export function settingsFixture(): SettingsView {
       mutedProjects: ['proj-noisy'],
       needsYouGraceSecs: 5,
       longTurnMinutes: null,
+      remotes: ['me@build-box', 'gpu-box'],
     },
     notificationsPausedUntil: null,
     minIntervalSecs: 10,

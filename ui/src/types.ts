@@ -200,6 +200,36 @@ export type TurnChanges = { filesChanged: number | null, linesAdded: number | nu
 
 export type HostFile = { host: HostId, file: string, };
 
+export type RemoteLink = { "state": "connecting", since: string, } | { "state": "up", since: string, } | { "state": "down", since: string, why: string, };
+
+export type RemoteSessionView = { 
+/**
+ * The id "Go to" takes (`remote:<remote>/<id>`).
+ */
+id: string, host: HostId, project: string, state: SessionState, stateSince?: string, reason?: WaitReason, 
+/**
+ * The board's last count (`null`: never counted).
+ */
+unread: number | null, 
+/**
+ * Its tmux pane there, when it runs in tmux.
+ */
+tmuxPane?: string, };
+
+export type RemoteView = { 
+/**
+ * As written in the settings.
+ */
+remote: string, 
+/**
+ * Its name as a person reads it.
+ */
+label: string, link: RemoteLink, 
+/**
+ * Its sessions (none while the link is down: nothing of them is known then).
+ */
+sessions: Array<RemoteSessionView>, };
+
 export type StatusView = { status: Status, 
 /**
  * Session id → the changes its last turn left (only sessions that had a turn).
@@ -208,7 +238,11 @@ turnChanges: { [key in string]: TurnChanges },
 /**
  * Each host's hook config file.
  */
-hookFiles: Array<HostFile>, trayRunning: boolean, };
+hookFiles: Array<HostFile>, trayRunning: boolean, 
+/**
+ * The remotes the tray follows, as it last saved them (none while it is not running).
+ */
+remotes: Array<RemoteView>, };
 
 export type LogFile = "hooks.log" | "hooks.log.1";
 
@@ -275,7 +309,12 @@ needsYouGraceSecs: number,
 /**
  * A turn longer than this many minutes says so when it finishes; `null`: never.
  */
-longTurnMinutes: number | null, };
+longTurnMinutes: number | null, 
+/**
+ * Other machines the tray follows, as written (an `ssh` destination or `Host` alias,
+ * `docker:<container>`, `podman:<container>`, `wsl:<distribution>`).
+ */
+remotes: Array<string>, };
 
 export type SettingsView = { path: string, form: SettingsForm, notificationsPausedUntil: string | null, minIntervalSecs: number, maxIntervalSecs: number, 
 /**

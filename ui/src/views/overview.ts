@@ -18,7 +18,16 @@ import {
   SESSION_STATE_LABELS,
   WAIT_REASON_LABELS,
 } from '../labels';
-import type { DesktopView, FocusView, HostId, SessionStatus, StatusView, TurnChanges } from '../types';
+import type {
+  DesktopView,
+  FocusView,
+  HostId,
+  RemoteSessionView,
+  RemoteView,
+  SessionStatus,
+  StatusView,
+  TurnChanges,
+} from '../types';
 
 /** The line saying what the last "Go to" did; kept across re-renders. */
 let focusNote = '';
@@ -338,6 +347,98 @@ function sessionsTable(view: StatusView): HTMLElement {
   );
 }
 
+/** A remote's link in words: `connected`, `connecting…`, `unreachable since 10:42: why`. */
+export function linkText(remote: RemoteView): string {
+  const link = remote.link;
+  switch (link.state) {
+    case 'connecting':
+      return 'connecting…';
+    case 'up':
+      return `connected since ${when(link.since)}`;
+    case 'down':
+      return `since ${when(link.since)}: ${link.why}`;
+  }
+}
+
+function remoteSessionRow(remote: RemoteView, session: RemoteSessionView): HTMLElement {
+  const detail =
+    session.state === 'needs-you'
+      ? ` ${WAIT_REASON_LABELS[session.reason ?? 'permission']} (${waited(session.stateSince)})`
+      : '';
+  return h(
+    'tr',
+    { key: `session:${session.id}`, 'data-session': session.id },
+    h('th', { scope: 'row' }, h('span', { 'data-col': 'project' }, session.project || '—')),
+    h('td', { 'data-col': 'host' }, hostName(session.host)),
+    h(
+      'td',
+      { 'data-col': 'unread' },
+      session.unread === null ? h('span', { class: 'muted' }, 'unknown') : `${session.unread} unread`,
+    ),
+    h(
+      'td',
+      { 'data-col': 'state', 'data-state': session.state },
+      badge(SESSION_STATE_LABELS[session.state], STATE_TONES[session.state]),
+      detail ? h('span', { 'data-col': 'why' }, detail) : null,
+      session.tmuxPane ? h('div', { class: 'muted small' }, `tmux ${session.tmuxPane} there`) : null,
+    ),
+    h(
+      'td',
+      { 'data-col': 'go' },
+      h(
+        'button',
+        {
+          type: 'button',
+          'data-action': 'focus',
+          'aria-label': `Go to ${session.project || 'this session'} on ${remote.label}`,
+          title: 'Select its tmux pane there and raise the terminal here that is connected to it',
+        },
+        'Go to',
+      ),
+    ),
+  );
+}
+
+/** The other machines the tray follows: each link's state and its sessions. */
+function remotesCard(view: StatusView): HTMLElement | null {
+  if (view.remotes.length === 0) return null;
+  return h(
+    'section',
+    { class: 'card wide', key: 'remotes', 'aria-labelledby': 'remotes-h' },
+    h('h2', { id: 'remotes-h' }, 'Other machines'),
+    ...view.remotes.map((remote) =>
+      h(
+        'div',
+        { key: `remote:${remote.remote}`, 'data-remote': remote.remote },
+        h(
+          'h3',
+          {},
+          remote.label,
+          ' ',
+          badge(
+            remote.link.state === 'up' ? 'connected' : remote.link.state === 'down' ? 'unreachable' : 'connecting',
+            remote.link.state === 'up' ? 'good' : remote.link.state === 'down' ? 'bad' : 'neutral',
+            remote.link.state,
+          ),
+        ),
+        h('p', { class: 'muted small', 'data-fact': 'link' }, `${remote.remote}: ${linkText(remote)}`),
+        remote.sessions.length === 0
+          ? h('p', { class: 'muted' }, remote.link.state === 'up' ? 'No live sessions there.' : '')
+          : h(
+              'table',
+              { class: 'remote-sessions' },
+              h(
+                'thead',
+                {},
+                h('tr', {}, ...['Project', 'Host', 'Board', 'State', ''].map((t) => h('th', { scope: 'col' }, t))),
+              ),
+              h('tbody', {}, ...remote.sessions.map((s) => remoteSessionRow(remote, s))),
+            ),
+      ),
+    ),
+  );
+}
+
 export function renderOverview(root: HTMLElement, view: StatusView): void {
   const totalUnread = view.status.sessions.reduce((n, s) => n + (s.board?.unread ?? 0), 0);
   patchChildren(root, [
@@ -351,5 +452,6 @@ export function renderOverview(root: HTMLElement, view: StatusView): void {
     ...[desktopCard(desktop)].filter((card): card is HTMLElement => card !== null),
     h('div', { class: 'grid' }, fabricCard(view), hooksCard(view)),
     sessionsTable(view),
+    ...[remotesCard(view)].filter((card): card is HTMLElement => card !== null),
   ]);
 }

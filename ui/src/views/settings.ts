@@ -17,6 +17,7 @@ export class SettingsView {
   private readonly quietEnd: HTMLInputElement;
   private readonly login: HTMLInputElement;
   private readonly muted: HTMLInputElement;
+  private readonly remotes: HTMLInputElement;
   private readonly grace: HTMLInputElement;
   private readonly longTurn: HTMLInputElement;
   private readonly rulesEl: HTMLElement;
@@ -39,6 +40,7 @@ export class SettingsView {
     this.quietEnd = h('input', { id: 'set-quiet-end', type: 'time' });
     this.login = h('input', { id: 'set-login', type: 'checkbox' });
     this.muted = h('input', { id: 'set-muted', type: 'text', placeholder: 'project-a, project-b' });
+    this.remotes = h('input', { id: 'set-remotes', type: 'text', placeholder: 'build-box, me@10.0.0.2, docker:devc' });
     this.grace = h('input', { id: 'set-grace', type: 'number', min: 0, max: 600, step: 1, required: true });
     this.longTurn = h('input', { id: 'set-long-turn', type: 'number', min: 1, max: 1440, step: 1, placeholder: 'off' });
     this.rulesEl = h('ul', { 'data-fact': 'rules' });
@@ -87,6 +89,12 @@ export class SettingsView {
         'Say when a turn longer than this finishes. Leave empty for never.',
       ),
       h('fieldset', {}, h('legend', {}, 'How notifications behave'), this.rulesEl),
+      row(
+        'set-remotes',
+        'Sessions on other machines',
+        this.remotes,
+        'ssh destinations or Host aliases of ~/.ssh/config, docker:<container>, podman:<container> or wsl:<distribution>, separated by commas. The tray follows each over your own ssh and never asks for a password. Set one up with `fabric-session remote add <destination>`.',
+      ),
       row('set-login', 'Launch the tray at login', this.login),
       h('div', { class: 'actions' }, save, test),
       this.message,
@@ -129,6 +137,7 @@ export class SettingsView {
     setValue(this.quietEnd, view.form.quietEnd ?? '');
     setChecked(this.login, view.form.launchAtLogin);
     setValue(this.muted, view.form.mutedProjects.join(', '));
+    setValue(this.remotes, view.form.remotes.join(', '));
     if (this.grace.max !== String(view.maxGraceSecs)) this.grace.max = String(view.maxGraceSecs);
     setValue(this.grace, String(view.form.needsYouGraceSecs));
     setValue(this.longTurn, view.form.longTurnMinutes === null ? '' : String(view.form.longTurnMinutes));
@@ -176,6 +185,10 @@ export class SettingsView {
         .split(',')
         .map((p) => p.trim())
         .filter((p) => p !== ''),
+      remotes: this.remotes.value
+        .split(',')
+        .map((r) => r.trim())
+        .filter((r) => r !== ''),
       needsYouGraceSecs: Number(this.grace.value),
       longTurnMinutes: this.longTurn.value.trim() === '' ? null : Number(this.longTurn.value),
     };

@@ -156,6 +156,24 @@ describe('overview', () => {
     expect(failed.querySelector('button[data-action="enable-jump"]')).toBeNull();
   });
 
+  it('lists the other machines, their links and their sessions with Go to', () => {
+    const focus = vi.fn(() => Promise.resolve({ outcome: 'unknown' } as const));
+    wireOverview(root, focus);
+    renderOverview(root, statusFixture());
+    const remotes = [...root.querySelectorAll('[data-remote]')];
+    expect(remotes.map((r) => r.getAttribute('data-remote'))).toEqual(['me@build-box', 'gpu-box']);
+    expect(remotes[1]!.querySelector('[data-fact="link"]')!.textContent).toContain('Connection refused');
+    const row = remotes[0]!.querySelector('[data-session]')!;
+    expect(row.querySelector('[data-col="project"]')!.textContent).toBe('api');
+    expect(row.querySelector('[data-col="state"]')!.getAttribute('data-state')).toBe('needs-you');
+    (row.querySelector('button[data-action="focus"]') as HTMLButtonElement).click();
+    expect(focus).toHaveBeenCalledWith('remote:me@build-box/sess-remote-1');
+    const none = statusFixture();
+    none.remotes = [];
+    renderOverview(root, none);
+    expect(root.querySelector('[data-remote]')).toBeNull();
+  });
+
   it('says what to do when Fabric is down', () => {
     const view = statusFixture();
     view.status.fabric = { state: 'down', downReason: 'no hub.json', features: [], hubJson: '/x' };
@@ -285,6 +303,9 @@ describe('services and settings', () => {
     expect((root.querySelector('#set-muted') as HTMLInputElement).value).toBe('proj-noisy');
     (root.querySelector('#set-muted') as HTMLInputElement).value = ' web ,, api ';
     expect(view.read().mutedProjects).toEqual(['web', 'api']);
+    expect((root.querySelector('#set-remotes') as HTMLInputElement).value).toBe('me@build-box, gpu-box');
+    (root.querySelector('#set-remotes') as HTMLInputElement).value = ' build-box ,, docker:devc ';
+    expect(view.read().remotes).toEqual(['build-box', 'docker:devc']);
   });
 
   it('reads the needs-you grace and the long-turn minutes (empty: never)', () => {
