@@ -3,9 +3,14 @@
 # GNOME Shell with its AppIndicator extension, KWin and Plasma 6, real terminals, and what our
 # package depends on (so installing it needs no download). Usage: build-root.sh <suite> <dir>.
 # The root is cached: an existing <dir>/.fabric-root-ok is reused as is; a half-built one
-# (no marker) is removed and built again. forky's Release on the mirror can be past its
+# (no marker) is removed and built again. run.sh names <dir> by this script's own hash
+# (`key` below), so a changed package list builds a new root beside the old ones. forky's Release on the mirror can be past its
 # Valid-Until: apt (here and inside the root) is told not to check it.
 set -euo pipefail
+if [ "${1:-}" = key ]; then
+  sha256sum "$0" | cut -c1-12
+  exit 0
+fi
 suite=$1
 dir=$2
 if [ -e "$dir/.fabric-root-ok" ]; then
@@ -20,8 +25,8 @@ packages=(
   gnome-shell gnome-shell-extension-appindicator gjs
   # KWin, Plasma's tray and notifications, Qt 6 on Wayland
   kwin-wayland plasma-workspace plasma-desktop kactivitymanagerd qdbus-qt6 qt6-wayland
-  # terminals
-  foot kitty konsole
+  # terminals (GNOME Terminal: the exact tab through its search provider)
+  foot kitty konsole gnome-terminal
   # what our package needs (the dashboard's WebKit), so apt-get install ./x.deb stays offline
   libwebkit2gtk-4.1-0 libayatana-appindicator3-1
   fonts-dejavu-core

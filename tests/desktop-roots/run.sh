@@ -37,10 +37,12 @@ logs="$target_dir/e2e-shots/desktop-roots"
 mkdir -p "$logs"
 
 # ---- the roots (cached) -------------------------------------------------------------------
+# Each root's folder is named by build-root.sh's hash: a changed package list builds anew.
+key=$(bash tests/desktop-roots/build-root.sh key)
 for suite in "${suites[@]}"; do
-  if [ ! -e "$roots_dir/$suite/.fabric-root-ok" ]; then
+  if [ ! -e "$roots_dir/$suite-$key/.fabric-root-ok" ]; then
     started=$(date +%s)
-    bash tests/desktop-roots/build-root.sh "$suite" "$roots_dir/$suite" >"$logs/build-$suite.log" 2>&1 \
+    bash tests/desktop-roots/build-root.sh "$suite" "$roots_dir/$suite-$key" >"$logs/build-$suite.log" 2>&1 \
       || { cat "$logs/build-$suite.log"; echo "tests/desktop-roots: cannot build the $suite root" >&2; exit 1; }
     echo "== the $suite root built in $(( $(date +%s) - started )) s"
   fi
@@ -117,7 +119,7 @@ for suite in "${suites[@]}"; do
     programs+=("$test=$exe")
   done
   echo "== $suite"
-  if ! unshare -m --propagation private bash -c "$inside" inside "$roots_dir/$suite" "$deb" "$repo" \
+  if ! unshare -m --propagation private bash -c "$inside" inside "$roots_dir/$suite-$key" "$deb" "$repo" \
       "$target_dir" "$suite_logs" "${programs[@]}"; then
     status=1
   fi

@@ -53,6 +53,10 @@ pub const WEZTERM_UNIX_SOCKET: &str = "WEZTERM_UNIX_SOCKET";
 pub const KONSOLE_DBUS_SERVICE: &str = "KONSOLE_DBUS_SERVICE";
 pub const KONSOLE_DBUS_WINDOW: &str = "KONSOLE_DBUS_WINDOW";
 pub const KONSOLE_DBUS_SESSION: &str = "KONSOLE_DBUS_SESSION";
+/// GNOME Terminal's server on the session bus (its unique name, `:1.N`) and the tab's screen
+/// object (`/org/gnome/Terminal/screen/<uuid with _ for ->`).
+pub const GNOME_TERMINAL_SERVICE: &str = "GNOME_TERMINAL_SERVICE";
+pub const GNOME_TERMINAL_SCREEN: &str = "GNOME_TERMINAL_SCREEN";
 /// The X11 window of the terminal (`N`: xterm, kitty, Konsole, Alacritty on X11 set it).
 pub const WINDOWID: &str = "WINDOWID";
 /// Windows Terminal's, iTerm2's and Apple Terminal's session ids.

@@ -1,7 +1,7 @@
 //! The terminal a session runs in, by the terminal's own ids as the session-start hook finds
 //! them in its environment (the host inherits them from the tab or pane it was started in):
 //! `TMUX_PANE`, the X11 window (`WINDOWID`), kitty's window and socket, WezTerm's pane and socket, Konsole's D-Bus
-//! session, Windows Terminal's, iTerm2's and Apple Terminal's session ids, an editor's
+//! session, GNOME Terminal's server and screen, Windows Terminal's, iTerm2's and Apple Terminal's session ids, an editor's
 //! integrated terminal. Only ids, never content: each value is kept only when it has the
 //! shape of an id (digits, a GUID, a socket address, a D-Bus name or path), else dropped.
 //!
@@ -48,6 +48,18 @@ pub struct KonsoleSession {
     pub session: u32,
 }
 
+/// A GNOME Terminal tab: the server's unique bus name (`GNOME_TERMINAL_SERVICE`, `:1.N`) and
+/// the tab's screen uuid, from its object path (`GNOME_TERMINAL_SCREEN`,
+/// `/org/gnome/Terminal/screen/<uuid>` with `_` for `-`), kept in the uuid's own form: the
+/// one GNOME Terminal's search provider takes (`terminal-app.cc`,
+/// `terminal_app_dup_screen_object_path`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct GnomeTerminalScreen {
+    pub service: String,
+    pub screen: String,
+}
+
 /// An editor whose integrated terminal runs the session (`TERM_PROGRAM`,
 /// `TERMINAL_EMULATOR`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -86,6 +98,8 @@ pub struct TerminalIds {
     pub wezterm: Option<WeztermPane>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub konsole: Option<KonsoleSession>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gnome_terminal: Option<GnomeTerminalScreen>,
     /// `WT_SESSION`: Windows Terminal's GUID for the tab's session.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub windows_terminal: Option<String>,
@@ -127,6 +141,14 @@ impl TerminalIds {
                 session,
             })
         })();
+        let gnome_terminal = (|| {
+            let service = get(env_vars::GNOME_TERMINAL_SERVICE)?;
+            let path = get(env_vars::GNOME_TERMINAL_SCREEN)?;
+            let screen = path
+                .strip_prefix(GNOME_TERMINAL_SCREEN_PREFIX)?
+                .replace('_', "-");
+            Some(GnomeTerminalScreen { service, screen })
+        })();
         let editor = match (
             get(env_vars::TERM_PROGRAM).as_deref(),
             get(env_vars::TERMINAL_EMULATOR).as_deref(),
@@ -142,6 +164,7 @@ impl TerminalIds {
             kitty,
             wezterm,
             konsole,
+            gnome_terminal,
             windows_terminal: get(env_vars::WT_SESSION),
             iterm2: get(env_vars::ITERM_SESSION_ID),
             apple_terminal: get(env_vars::TERM_SESSION_ID),
@@ -178,12 +201,36 @@ impl TerminalIds {
                 text(&k.service, is_bus_name)
                     && text(&k.window, |v| numbered_path(v, "/Windows/").is_some())
             }),
+            gnome_terminal: self
+                .gnome_terminal
+                .filter(|g| text(&g.service, is_unique_bus_name) && text(&g.screen, is_uuid)),
             windows_terminal: self.windows_terminal.filter(|v| text(v, is_session_id)),
             iterm2: self.iterm2.filter(|v| text(v, is_session_id)),
             apple_terminal: self.apple_terminal.filter(|v| text(v, is_session_id)),
             editor: self.editor,
         }
     }
+}
+
+/// The object path prefix of GNOME Terminal's screens (`terminal-defines.hh`,
+/// `TERMINAL_RECEIVER_OBJECT_PATH_FORMAT`).
+const GNOME_TERMINAL_SCREEN_PREFIX: &str = "/org/gnome/Terminal/screen/";
+
+/// A uuid in its text form: 8-4-4-4-12 hex digits.
+fn is_uuid(s: &str) -> bool {
+    let groups: Vec<&str> = s.split('-').collect();
+    groups.len() == 5
+        && groups
+            .iter()
+            .zip([8, 4, 4, 4, 12])
+            .all(|(g, len)| g.len() == len && g.bytes().all(|b| b.is_ascii_hexdigit()))
+}
+
+/// A unique bus name (`:1.42`): GNOME Terminal names its server's connection, never a
+/// well-known name another program could own.
+fn is_unique_bus_name(s: &str) -> bool {
+    s.strip_prefix(':')
+        .is_some_and(|rest| rest.split('.').all(all_digits) && rest.contains('.'))
 }
 
 fn all_digits(s: &str) -> bool {
@@ -376,6 +423,57 @@ mod tests {
             ("KONSOLE_DBUS_SESSION", "/Sessions/4"),
         ]);
         assert_eq!(good.clone().checked(), good, "what the hook keeps stays");
+    }
+
+    /// GNOME Terminal's variables as `terminal-screen.cc` sets them (3.46 to 3.60): the
+    /// server's unique name and the screen's object path, whose `_` are the uuid's `-`.
+    #[test]
+    fn gnome_terminal_s_screen_is_kept_as_its_uuid() {
+        let found = ids(&[
+            ("GNOME_TERMINAL_SERVICE", ":1.87"),
+            (
+                "GNOME_TERMINAL_SCREEN",
+                "/org/gnome/Terminal/screen/4f1a8a36_0a2d_4b7e_9c1e_5d2f3a6b7c8d",
+            ),
+        ]);
+        assert_eq!(
+            found.gnome_terminal,
+            Some(GnomeTerminalScreen {
+                service: ":1.87".into(),
+                screen: "4f1a8a36-0a2d-4b7e-9c1e-5d2f3a6b7c8d".into()
+            })
+        );
+        assert_eq!(found.clone().checked(), found, "what the hook keeps stays");
+        let screen = "/org/gnome/Terminal/screen/4f1a8a36_0a2d_4b7e_9c1e_5d2f3a6b7c8d";
+        for (service, path) in [
+            // A well-known name another program could own; not a bus name at all.
+            ("org.gnome.Terminal", screen),
+            (":1.x", screen),
+            (":1", screen),
+            // Not a screen path, not a uuid.
+            (":1.87", "/org/gnome/Terminal/window/1"),
+            (":1.87", "/org/gnome/Terminal/screen/4f1a8a36"),
+            (
+                ":1.87",
+                "/org/gnome/Terminal/screen/4f1a8a36_0a2d_4b7e_9c1e_5d2f3a6b7c8z",
+            ),
+        ] {
+            let found = ids(&[
+                ("GNOME_TERMINAL_SERVICE", service),
+                ("GNOME_TERMINAL_SCREEN", path),
+            ]);
+            assert_eq!(found.gnome_terminal, None, "{service} {path}");
+        }
+        assert_eq!(
+            ids(&[("GNOME_TERMINAL_SCREEN", screen)]).gnome_terminal,
+            None
+        );
+        // Read back from a record changed since: checked again.
+        let planted: TerminalIds = serde_json::from_str(
+            r#"{"gnomeTerminal": {"service": ":1.87", "screen": "x; rm -rf /"}}"#,
+        )
+        .unwrap();
+        assert_eq!(planted.checked().gnome_terminal, None);
     }
 
     #[test]

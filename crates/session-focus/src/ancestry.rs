@@ -49,6 +49,8 @@ const TERMINALS: &[&str] = &[
     "st",
     "gnome-terminal-",
     "gnome-terminal-server",
+    "ptyxis",
+    "kgx",
     "konsole",
     "xfce4-terminal",
     "mate-terminal",

@@ -18,7 +18,9 @@
 //!   server mode; Alacritty when its `WINDOWID` is the active window): yes;
 //! - anything else (GNOME Terminal, Ptyxis, Console and other tabbed terminals without a way
 //!   to ask, an editor, a terminal that did not answer): [`Front::CannotTell`], so the person
-//!   is notified.
+//!   is notified. GNOME Terminal can be asked to show a tab (its search provider) but not
+//!   which tab is current: its window's `active-tab` action gives a position, and nothing
+//!   maps a session's screen to a position; Ptyxis and Console give a tab's programs no id.
 
 use companion_sessions::terminal_ids::TerminalIds;
 

@@ -301,7 +301,10 @@ fn focus_chain(pid: u32, ids: &TerminalIds, mut place: Place) -> Result<Raised, 
     if tmux_target.is_none() {
         place.tab = terminal::select(ids, &chain);
     }
-    match raise(&chain) {
+    // The session's own X11 window (`WINDOWID`), outside tmux (inside, it is whatever window
+    // started the tmux server).
+    let own_window = record.terminal.x11_window.filter(|_| tmux_target.is_none());
+    match raise(&chain, own_window) {
         Ok((program, pid, window)) => Ok(Raised {
             program,
             pid,
@@ -320,7 +323,7 @@ fn focus_chain(pid: u32, ids: &TerminalIds, mut place: Place) -> Result<Raised, 
 /// compositor (GNOME Shell with our extension, KWin), else (and for XWayland windows where
 /// the compositor offers no way) the X11 way.
 #[cfg(all(unix, not(target_os = "macos")))]
-fn raise(chain: &[ancestry::Ancestor]) -> Result<(String, u32, u64), Refusal> {
+fn raise(chain: &[ancestry::Ancestor], own: Option<u64>) -> Result<(String, u32, u64), Refusal> {
     let wayland = ancestry::wayland_session();
     let mut compositor_refusal = None;
     if wayland {
@@ -341,7 +344,7 @@ fn raise(chain: &[ancestry::Ancestor]) -> Result<(String, u32, u64), Refusal> {
         });
     }
     let result =
-        x11::Desktop::connect(x11::JUMP_WITHIN).and_then(|desktop| desktop.raise_first(chain));
+        x11::Desktop::connect(x11::JUMP_WITHIN).and_then(|desktop| desktop.raise_first(chain, own));
     match result {
         // XWayland: only X11 windows are seen, the compositor decides, and most refuse.
         Err(Refusal::Refused | Refusal::NoWindow | Refusal::NoWindowManager) if wayland => {
@@ -352,17 +355,17 @@ fn raise(chain: &[ancestry::Ancestor]) -> Result<(String, u32, u64), Refusal> {
 }
 
 #[cfg(target_os = "macos")]
-fn raise(chain: &[ancestry::Ancestor]) -> Result<(String, u32, u64), Refusal> {
+fn raise(chain: &[ancestry::Ancestor], _own: Option<u64>) -> Result<(String, u32, u64), Refusal> {
     macos::raise_first(chain)
 }
 
 #[cfg(windows)]
-fn raise(chain: &[ancestry::Ancestor]) -> Result<(String, u32, u64), Refusal> {
+fn raise(chain: &[ancestry::Ancestor], _own: Option<u64>) -> Result<(String, u32, u64), Refusal> {
     windows::raise_first(chain)
 }
 
 #[cfg(not(any(unix, windows)))]
-fn raise(_chain: &[ancestry::Ancestor]) -> Result<(String, u32, u64), Refusal> {
+fn raise(_chain: &[ancestry::Ancestor], _own: Option<u64>) -> Result<(String, u32, u64), Refusal> {
     Err(Refusal::Unsupported)
 }
 

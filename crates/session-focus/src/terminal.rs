@@ -6,6 +6,15 @@
 //!   control on a socket: `--listen-on unix:…` with `allow_remote_control socket-only`);
 //! - WezTerm: `wezterm cli activate-pane --pane-id <N>` on the instance's socket;
 //! - Konsole: its D-Bus `org.kde.konsole.Window.setCurrentSession` (Linux);
+//! - GNOME Terminal: its GNOME Shell search provider's `ActivateResult` with the tab's screen
+//!   uuid, on the server's own unique bus name (`terminal-search-provider.cc`,
+//!   `handle_activate_result_cb`: `terminal_window_switch_screen`, then the window is
+//!   presented); the provider is there while `shell-integration-enabled` is on (the default);
+//! - Ptyxis, GNOME Console and Ghostty give the programs in a tab no id of it (Ptyxis only
+//!   `PTYXIS_VERSION` and `PTYXIS_PROFILE`, Console `TERM_PROGRAM=kgx`, Ghostty
+//!   `TERM_PROGRAM=ghostty`), while their "focus this tab" actions take an id known only
+//!   inside them (`app.focus-tab-by-uuid`, `app.focus-page`, `app.present-surface`): the
+//!   window is raised and [`Tab::NotSelectable`] says so;
 //! - iTerm2: AppleScript `select` of the session with that unique id (macOS, compiled only);
 //! - Windows Terminal, VS Code, JetBrains IDEs and Apple Terminal offer no way to pick a tab
 //!   from outside: the window is raised and [`Tab::NotSelectable`] says which tab it is.
@@ -83,6 +92,10 @@ enum Kind {
     Kitty,
     Wezterm,
     Konsole,
+    GnomeTerminal,
+    Ptyxis,
+    Console,
+    Ghostty,
     WindowsTerminal,
     Iterm2,
     AppleTerminal,
@@ -95,6 +108,11 @@ fn kind_of(name: &str) -> Option<Kind> {
         "kitty" => Kind::Kitty,
         "wezterm-gui" | "wezterm" => Kind::Wezterm,
         "konsole" => Kind::Konsole,
+        // The kernel's name is cut at 15 bytes: `gnome-terminal-` is the server.
+        "gnome-terminal-" | "gnome-terminal-server" => Kind::GnomeTerminal,
+        "ptyxis" => Kind::Ptyxis,
+        "kgx" => Kind::Console,
+        "ghostty" => Kind::Ghostty,
         "WindowsTerminal" | "OpenConsole" => Kind::WindowsTerminal,
         "iTerm2" => Kind::Iterm2,
         "Terminal" => Kind::AppleTerminal,
@@ -127,6 +145,25 @@ pub fn select(ids: &TerminalIds, chain: &[Ancestor]) -> Option<Tab> {
                 }
             }
         }),
+        Kind::GnomeTerminal => ids.gnome_terminal.as_ref().map(|g| {
+            let tab = format!("GNOME Terminal tab (screen {})", g.screen);
+            match gnome_terminal::select(g, chain) {
+                Ok(()) => Tab::Selected(tab),
+                Err(why) => Tab::NotSelectable { tab, why },
+            }
+        }),
+        Kind::Ptyxis => Some(Tab::NotSelectable {
+            tab: "a Ptyxis tab".into(),
+            why: "Ptyxis gives the programs in a tab no id of it, so none can be asked for",
+        }),
+        Kind::Console => Some(Tab::NotSelectable {
+            tab: "a Console tab".into(),
+            why: "Console gives the programs in a tab no id of it, so none can be asked for",
+        }),
+        Kind::Ghostty => Some(Tab::NotSelectable {
+            tab: "a Ghostty tab".into(),
+            why: "Ghostty gives the programs in a tab no id of it, so none can be asked for",
+        }),
         Kind::WindowsTerminal => ids.windows_terminal.as_ref().map(|_| Tab::NotSelectable {
             tab: "a Windows Terminal tab".into(),
             why: "Windows Terminal has no way for another program to pick a tab",
@@ -152,6 +189,7 @@ fn only_recorded(ids: &TerminalIds) -> Option<Kind> {
         (ids.kitty.is_some(), Kind::Kitty),
         (ids.wezterm.is_some(), Kind::Wezterm),
         (ids.konsole.is_some(), Kind::Konsole),
+        (ids.gnome_terminal.is_some(), Kind::GnomeTerminal),
         (ids.windows_terminal.is_some(), Kind::WindowsTerminal),
         (ids.iterm2.is_some(), Kind::Iterm2),
         (ids.apple_terminal.is_some(), Kind::AppleTerminal),
@@ -379,6 +417,113 @@ mod konsole {
     }
 }
 
+#[cfg(all(unix, not(target_os = "macos")))]
+mod gnome_terminal {
+    use companion_sessions::terminal_ids::GnomeTerminalScreen;
+
+    use crate::ancestry::Ancestor;
+
+    /// GNOME Shell's search provider interface, as GNOME Terminal serves it.
+    #[zbus::proxy(
+        interface = "org.gnome.Shell.SearchProvider2",
+        default_path = "/org/gnome/Terminal/SearchProvider"
+    )]
+    trait SearchProvider {
+        fn activate_result(
+            &self,
+            identifier: &str,
+            terms: &[&str],
+            timestamp: u32,
+        ) -> zbus::Result<()>;
+    }
+
+    /// Why the tab could not be asked for.
+    enum Failure {
+        /// The server's bus name is not one of the session's ancestors (gone, or another
+        /// program's).
+        NotOurs,
+        /// No search provider on the server: `shell-integration-enabled` is off.
+        NoProvider,
+        /// Anything else (no bus, no answer in time).
+        NoAnswer,
+    }
+
+    /// Asks the GNOME Terminal server among the session's ancestors, by its unique name, to
+    /// show the screen's tab (and present its window).
+    pub fn select(screen: &GnomeTerminalScreen, chain: &[Ancestor]) -> Result<(), &'static str> {
+        let screen = screen.clone();
+        let pids: Vec<u32> = chain.iter().map(|a| a.pid).collect();
+        let outcome = crate::compositor::on_session_bus(move |bus| async move {
+            Some(activate(&bus, &screen, &pids).await)
+        });
+        match outcome {
+            Some(Ok(())) => Ok(()),
+            Some(Err(Failure::NotOurs)) => {
+                Err("the GNOME Terminal that recorded this tab is not the session's any more")
+            }
+            Some(Err(Failure::NoProvider)) => Err(
+                "GNOME Terminal's shell integration is off (turn it on: gsettings set \
+                 org.gnome.Terminal.Legacy.Settings shell-integration-enabled true, then restart \
+                 GNOME Terminal)",
+            ),
+            Some(Err(Failure::NoAnswer)) | None => Err("GNOME Terminal did not answer on D-Bus"),
+        }
+    }
+
+    async fn activate(
+        bus: &zbus::Connection,
+        screen: &GnomeTerminalScreen,
+        pids: &[u32],
+    ) -> Result<(), Failure> {
+        let name = zbus::names::BusName::try_from(screen.service.as_str())
+            .map_err(|_| Failure::NotOurs)?;
+        // The name must still be the server the session runs in.
+        let dbus = zbus::fdo::DBusProxy::new(bus)
+            .await
+            .map_err(|_| Failure::NoAnswer)?;
+        let owner = dbus
+            .get_connection_unix_process_id(name.clone())
+            .await
+            .map_err(|_| Failure::NotOurs)?;
+        if !pids.contains(&owner) {
+            return Err(Failure::NotOurs);
+        }
+        let provider = SearchProviderProxy::builder(bus)
+            .destination(name)
+            .build()
+            .await
+            .map_err(|_| Failure::NoAnswer)?;
+        match provider.activate_result(&screen.screen, &[], 0).await {
+            Ok(()) => Ok(()),
+            // No such object: GNOME Terminal registers it only with its shell integration on.
+            Err(zbus::Error::FDO(error))
+                if matches!(
+                    *error,
+                    zbus::fdo::Error::UnknownMethod(_)
+                        | zbus::fdo::Error::UnknownObject(_)
+                        | zbus::fdo::Error::UnknownInterface(_)
+                ) =>
+            {
+                Err(Failure::NoProvider)
+            }
+            Err(error) => {
+                tracing::debug!(%error, "GNOME Terminal's search provider");
+                Err(Failure::NoAnswer)
+            }
+        }
+    }
+}
+
+#[cfg(not(all(unix, not(target_os = "macos"))))]
+mod gnome_terminal {
+    pub fn select(
+        _screen: &companion_sessions::terminal_ids::GnomeTerminalScreen,
+        _chain: &[crate::ancestry::Ancestor],
+    ) -> Result<(), &'static str> {
+        Err("GNOME Terminal runs on Linux and the BSDs only")
+    }
+}
+
 #[cfg(not(all(unix, not(target_os = "macos"))))]
 mod konsole {
     pub fn select(_session: &companion_sessions::terminal_ids::KonsoleSession) -> bool {
@@ -395,6 +540,7 @@ mod konsole {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use companion_sessions::terminal_ids::GnomeTerminalScreen;
 
     fn chain(names: &[&str]) -> Vec<Ancestor> {
         names
@@ -429,6 +575,50 @@ mod tests {
         assert_eq!(select(&ids, &chain(&["claude", "bash", "kitty"])), None);
         // No terminal recognised and two recorded: which one is unknown.
         assert_eq!(select(&ids, &chain(&["claude", "sshd"])), None);
+    }
+
+    #[test]
+    fn terminals_that_give_a_tab_no_id_say_so() {
+        let none = TerminalIds::default();
+        for (terminal, tab) in [
+            ("ptyxis", "a Ptyxis tab"),
+            ("kgx", "a Console tab"),
+            ("ghostty", "a Ghostty tab"),
+        ] {
+            let chain = chain(&["claude", "bash", "ptyxis-agent", terminal]);
+            match select(&none, &chain) {
+                Some(Tab::NotSelectable { tab: found, why }) => {
+                    assert_eq!(found, tab);
+                    assert!(why.contains("no id"), "{why}");
+                }
+                other => panic!("{terminal}: {other:?}"),
+            }
+        }
+        // GNOME Terminal without its ids recorded: no tab is known.
+        assert_eq!(
+            select(&none, &chain(&["claude", "bash", "gnome-terminal-"])),
+            None
+        );
+    }
+
+    #[test]
+    fn a_gnome_terminal_name_that_is_not_among_the_ancestors_is_not_asked() {
+        // The recorded server's bus name is not owned by any ancestor (here: no such name on
+        // whatever bus there is, or no bus at all): never selected, and it says why.
+        let ids = TerminalIds {
+            gnome_terminal: Some(GnomeTerminalScreen {
+                service: ":1.999999".into(),
+                screen: "4f1a8a36-0a2d-4b7e-9c1e-5d2f3a6b7c8d".into(),
+            }),
+            ..TerminalIds::default()
+        };
+        match select(&ids, &chain(&["claude", "bash", "gnome-terminal-"])) {
+            Some(Tab::NotSelectable { tab, .. }) => assert_eq!(
+                tab,
+                "GNOME Terminal tab (screen 4f1a8a36-0a2d-4b7e-9c1e-5d2f3a6b7c8d)"
+            ),
+            other => panic!("{other:?}"),
+        }
     }
 
     #[test]

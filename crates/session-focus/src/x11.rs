@@ -440,18 +440,23 @@ impl Desktop {
             .and_then(|id| id.value.first().copied())
     }
 
-    /// The topmost client window of the first process in `chain` that owns one.
-    fn window_of(&self, chain: &[Ancestor]) -> Option<(Window, usize)> {
+    /// The window of the first process in `chain` that owns one: `own` when it is one of
+    /// that process's, else its topmost.
+    fn window_of(&self, chain: &[Ancestor], own: Option<u64>) -> Option<(Window, usize)> {
         let owners: Vec<(Window, Option<u32>)> = self
             .clients()
             .into_iter()
             .map(|w| (w, self.window_pid(w)))
             .collect();
         chain.iter().enumerate().find_map(|(index, ancestor)| {
+            let theirs = |(_, pid): &&(Window, Option<u32>)| *pid == Some(ancestor.pid);
+            // The session's own window (`WINDOWID`) when this process owns it, else its
+            // topmost.
             owners
                 .iter()
-                .rev()
-                .find(|(_, pid)| *pid == Some(ancestor.pid))
+                .filter(theirs)
+                .find(|(w, _)| own == Some(u64::from(*w)))
+                .or_else(|| owners.iter().rev().find(theirs))
                 .map(|(w, _)| (*w, index))
         })
     }
@@ -583,14 +588,19 @@ impl Desktop {
         }
     }
 
-    /// Raises the window of the first process in `chain` owning one; the program, its pid
-    /// and the window.
-    pub fn raise_first(&self, chain: &[Ancestor]) -> Result<(String, u32, u64), Refusal> {
+    /// Raises the window of the first process in `chain` owning one (`own`, the session's
+    /// `WINDOWID`, when that process owns it: one of several windows of one process, as
+    /// Alacritty's `msg create-window` makes); the program, its pid and the window.
+    pub fn raise_first(
+        &self,
+        chain: &[Ancestor],
+        own: Option<u64>,
+    ) -> Result<(String, u32, u64), Refusal> {
         if !self.ewmh_active_window_supported() {
             return Err(self.unless_silent(Refusal::NoWindowManager));
         }
         let (window, index) = self
-            .window_of(chain)
+            .window_of(chain, own)
             .ok_or_else(|| self.unless_silent(Refusal::NoWindow))?;
         let owner = &chain[index];
         if self.activate(window) {

@@ -1,6 +1,7 @@
 //! Real terminal windows in a session: foot (one window per process), kitty (tabs, its
 //! remote control on a socket of the session, `socket-only`), konsole (one window per
-//! process with `--separate`).
+//! process with `--separate`), GNOME Terminal (its server started by the test, tabs opened
+//! by its client; which tab is current read from its window's `active-tab` action).
 
 use std::path::{Path, PathBuf};
 
@@ -90,4 +91,76 @@ pub fn konsole(session: &mut Session, name: &str, script: &Path) -> u32 {
         .arg(script)
         .env("QT_QPA_PLATFORM", "wayland");
     session.spawn(name, konsole)
+}
+
+/// GNOME Terminal's server (`/usr/libexec/gnome-terminal-server`), started in the session
+/// (not by bus activation, so it ends with the session), and its unique bus name once it owns
+/// `org.gnome.Terminal`; the server's pid.
+pub fn gnome_terminal_server(session: &mut Session) -> (u32, String) {
+    // Its shell integration on, as a person turns it on (Debian 12's default is off; the
+    // search provider the jump asks exists only with it).
+    let out = session
+        .command("gsettings")
+        .args([
+            "set",
+            "org.gnome.Terminal.Legacy.Settings",
+            "shell-integration-enabled",
+            "true",
+        ])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "gsettings: {out:?}");
+    let server = session.command(GNOME_TERMINAL_SERVER);
+    let pid = session.spawn("gnome-terminal-server", server);
+    let owner = crate::wait_until("GNOME Terminal's server on the bus", crate::WAIT, || {
+        session.name_owner("org.gnome.Terminal")
+    });
+    (pid, owner)
+}
+
+/// Where Debian puts GNOME Terminal's server.
+pub const GNOME_TERMINAL_SERVER: &str = "/usr/libexec/gnome-terminal-server";
+
+/// `gnome-terminal <how> -- sh <script>` through the running server: `--window`, a new
+/// window; `--tab` with `beside` (the server's unique name and a screen's uuid), a tab in
+/// that screen's window, as `gnome-terminal --tab` typed in that tab does (`terminal.cc`,
+/// `get_factory_for_options`: the parent screen counts only with `GNOME_TERMINAL_SERVICE`).
+pub fn gnome_terminal_open(
+    session: &Session,
+    how: &str,
+    script: &Path,
+    beside: Option<(&str, &str)>,
+) {
+    let mut command = session.command("gnome-terminal");
+    command.args([how, "--", "sh"]).arg(script);
+    if let Some((service, screen)) = beside {
+        command.env("GNOME_TERMINAL_SERVICE", service).env(
+            "GNOME_TERMINAL_SCREEN",
+            format!("/org/gnome/Terminal/screen/{}", screen.replace('-', "_")),
+        );
+    }
+    let out = command.output().unwrap();
+    assert!(out.status.success(), "gnome-terminal {how}: {out:?}");
+}
+
+/// The position of the current tab of GNOME Terminal's window `n` (`/org/gnome/Terminal/
+/// window/<n>`): the state of its `active-tab` action (`terminal-window.cc`), read with
+/// `org.gtk.Actions.Describe`.
+pub fn gnome_terminal_active_tab(session: &Session, n: u32) -> Option<i32> {
+    let bus = session.bus().clone();
+    session.block_on(async move {
+        let reply = bus
+            .call_method(
+                Some("org.gnome.Terminal"),
+                format!("/org/gnome/Terminal/window/{n}").as_str(),
+                Some("org.gtk.Actions"),
+                "Describe",
+                &("active-tab",),
+            )
+            .await
+            .ok()?;
+        let (_enabled, _signature, state): (bool, zbus::Signature, Vec<zbus::OwnedVariant>) =
+            reply.body().deserialize().ok()?;
+        i32::try_from(state.first()?).ok()
+    })
 }

@@ -1,13 +1,17 @@
-//! The exact tab: real kitty (Debian's 0.26.5, its remote control on a socket, as a person
-//! turns it on: `--listen-on unix:…` with `allow_remote_control socket-only`) holding two
-//! sessions in two tabs of one window, on GNOME Shell's Wayland session with our extension;
-//! another window (foot) in front. The session-start hook recorded each tab's kitty ids from
-//! its own environment; `fabric-session focus` makes kitty show the session's tab and brings
-//! kitty's window to the front, read back from kitty (`kitty @ ls`) and the shell.
+//! The exact tab, on GNOME Shell's Wayland session with our extension, another window (foot)
+//! in front; the session-start hook recorded each tab's ids from its own environment:
+//!
+//! - real kitty (Debian's 0.26.5, its remote control on a socket, as a person turns it on:
+//!   `--listen-on unix:…` with `allow_remote_control socket-only`) holding two sessions in two
+//!   tabs of one window: `fabric-session focus` makes kitty show the session's tab and brings
+//!   kitty's window to the front, read back from kitty (`kitty @ ls`) and the shell;
+//! - real GNOME Terminal (its server and client), two sessions in two tabs of one window:
+//!   the jump asks the server's search provider for the session's screen, read back from
+//!   the window's `active-tab` action and the shell.
 #![cfg(target_os = "linux")]
 
 use desktop_shells::gnome::{self, FOCUS, GnomeShell};
-use desktop_shells::{WAIT, require, terminal, wait_until};
+use desktop_shells::{WAIT, cannot_run, require, terminal, wait_until};
 
 #[test]
 fn the_jump_selects_the_sessions_own_kitty_tab() {
@@ -92,4 +96,87 @@ fn the_jump_selects_the_sessions_own_kitty_tab() {
     });
     assert_eq!(shell.focused().map(|f| f.0), Some(kitty));
     let _ = shell.screenshot("tab-two", 0, 0, 1280, 800);
+}
+
+#[test]
+fn the_jump_selects_the_sessions_own_gnome_terminal_tab() {
+    let test = "the_jump_selects_the_sessions_own_gnome_terminal_tab";
+    if !gnome::available(test)
+        || !require(test, &["gnome-terminal", "foot"], "gnome-terminal, foot")
+    {
+        return;
+    }
+    if !std::path::Path::new(terminal::GNOME_TERMINAL_SERVER).is_file() {
+        cannot_run(
+            test,
+            &format!(
+                "{} is missing (package gnome-terminal)",
+                terminal::GNOME_TERMINAL_SERVER
+            ),
+        );
+        return;
+    }
+    let mut shell = GnomeShell::start("terminal-tabs", "gnome-terminal-two-tabs", &[FOCUS]);
+    shell.wire_claude_and_fabric();
+    let one = shell.host_script("gt-one", "one");
+    let two = shell.host_script("gt-two", "two");
+    let (server, service) = terminal::gnome_terminal_server(&mut shell);
+    // Tab one in a new window, then tab two beside it (its position 1).
+    terminal::gnome_terminal_open(&shell, "--window", &one, None);
+    let record_one = shell.recorded_host("gt-one");
+    let screen_one = record_one
+        .terminal
+        .gnome_terminal
+        .clone()
+        .expect("GNOME Terminal ids recorded");
+    terminal::gnome_terminal_open(&shell, "--tab", &two, Some((&service, &screen_one.screen)));
+    let record_two = shell.recorded_host("gt-two");
+    shell.wait_for_window(server);
+
+    // What the hook recorded: the server's unique name and each tab's own screen.
+    let screen_two = record_two
+        .terminal
+        .gnome_terminal
+        .clone()
+        .expect("GNOME Terminal ids recorded");
+    assert_eq!(screen_one.service, service);
+    assert_eq!(screen_two.service, service);
+    assert_ne!(screen_one.screen, screen_two.screen);
+
+    // Another window in front; GNOME Terminal shows tab two (the one opened last).
+    let foot_script = shell.home().join("idle.sh");
+    std::fs::write(&foot_script, "exec sleep 100000\n").unwrap();
+    let foot = terminal::foot(&mut shell, "foot", &foot_script);
+    shell.wait_for_window(foot);
+    shell.activate_window_of(foot);
+    wait_until("GNOME Terminal to show tab two", WAIT, || {
+        (terminal::gnome_terminal_active_tab(&shell, 1) == Some(1)).then_some(())
+    });
+
+    // 1. Tab one's session: GNOME Terminal shows tab one, and its window is in front.
+    let (code, out, err) = shell.focus("gt-one");
+    assert_eq!(code, Some(0), "{out}{err}");
+    assert!(
+        out.contains(&format!(
+            "GNOME Terminal tab (screen {}) selected",
+            screen_one.screen
+        )),
+        "{out}{err}"
+    );
+    wait_until("GNOME Terminal to show tab one", WAIT, || {
+        (terminal::gnome_terminal_active_tab(&shell, 1) == Some(0)).then_some(())
+    });
+    assert_eq!(shell.focused().map(|f| f.0), Some(server));
+    let _ = shell.screenshot("gnome-terminal-tab-one", 0, 0, 1280, 800);
+
+    // 2. Back to foot, then tab two's session: tab two, GNOME Terminal in front.
+    shell.activate_window_of(foot);
+    let (code, out, err) = shell.focus("gt-two");
+    assert_eq!(code, Some(0), "{out}{err}");
+    assert!(out.contains("selected"), "{out}");
+    wait_until("GNOME Terminal to show tab two", WAIT, || {
+        (terminal::gnome_terminal_active_tab(&shell, 1) == Some(1)).then_some(())
+    });
+    assert_eq!(shell.focused().map(|f| f.0), Some(server));
+    let _ = shell.screenshot("gnome-terminal-tab-two", 0, 0, 1280, 800);
 }
