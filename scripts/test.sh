@@ -98,10 +98,12 @@ if [ "$(id -u)" = 0 ]; then
   command -v mmdebstrap >/dev/null
   setsid bash -c '
     set -euo pipefail
+    # The same folders run.sh uses: named by build-root.sh'"'"'s hash.
+    key=$(bash tests/desktop-roots/build-root.sh key)
     for suite in trixie forky; do
-      [ -e "$1/$suite/.fabric-root-ok" ] && { echo "== the $suite root: cached"; continue; }
+      [ -e "$1/$suite-$key/.fabric-root-ok" ] && { echo "== the $suite root: cached"; continue; }
       started=$(date +%s)
-      nice bash tests/desktop-roots/build-root.sh "$suite" "$1/$suite"
+      nice bash tests/desktop-roots/build-root.sh "$suite" "$1/$suite-$key"
       echo "== the $suite root built in $(( $(date +%s) - started )) s"
     done
   ' roots-build "$roots_dir" >"$roots_build_log" 2>&1 &
