@@ -13,6 +13,10 @@
 //!   reader gone ends it at once even while idle; a failed write (EPIPE) ends it quietly.
 //!   On Windows a closed output is noticed at the next line written (a heartbeat within 30 s).
 //! - **Never blocks a hook**: it only reads, the way `status` does, taking no lock.
+//!
+//! It lives in the binary rather than in `companion-desktop`: the binary is its only user, the
+//! binary must not link `notify`, and the tray and the dashboard keep their one watcher
+//! (`companion_desktop::file_watch`). The list of what is watched is that crate's (`watched`).
 
 #[cfg(target_os = "linux")]
 mod exits;
