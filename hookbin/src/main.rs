@@ -11,6 +11,7 @@
 
 use std::path::PathBuf;
 
+mod follow;
 mod hook_input;
 mod hooks;
 mod install_cmd;
@@ -56,6 +57,10 @@ enum Command {
         /// Print the snapshot as JSON (schema fabric-session-status/1).
         #[arg(long)]
         json: bool,
+        /// With --json: keep running, one JSON document a line now and on every change (a
+        /// heartbeat line after 30 s without one); ends when the output closes.
+        #[arg(long, requires = "json")]
+        follow: bool,
     },
     /// Install or remove our hooks in a host's config (a dry run unless --apply).
     InstallHostHooks(install_cmd::InstallArgs),
@@ -153,12 +158,15 @@ fn focus(paths: &Paths, session: &str) -> u8 {
 fn run(cli: Cli) -> anyhow::Result<u8> {
     let paths = Paths::from_env().ok_or_else(|| anyhow::anyhow!("no home folder is known"))?;
     match cli.command {
-        Command::Status { json } => {
+        Command::Status { json, follow } => {
             // A special file where a config should be is read as absent; say so, once each.
             companion_platform::fsutil::report_skipped_with(|name, special| {
                 eprintln!("fabric-session: {name} is {special}; read as absent");
             });
             let cwd = std::env::current_dir().ok();
+            if follow {
+                return follow::run(&paths, cwd.as_deref());
+            }
             let snapshot = status::collect(&paths, cwd.as_deref());
             if json {
                 println!("{}", serde_json::to_string_pretty(&snapshot)?);

@@ -128,6 +128,11 @@ export type ToolName = string;
 
 export type SessionStatus = { id: string, host: HostId, project: string, startedAt: string, hostPid: number, 
 /**
+ * The tmux pane the session runs in (`%N`), when the terminal ids its session-start hook
+ * recorded have one (checked again when read back: `%` and digits only).
+ */
+tmuxPane?: string, 
+/**
  * A prompt started a turn after the last Stop.
  */
 inTurn: boolean, 

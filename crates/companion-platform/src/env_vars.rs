@@ -40,6 +40,10 @@ pub const XDG_RUNTIME_DIR: &str = "XDG_RUNTIME_DIR";
 /// `tracing` filter for the worker and the long-running commands (never the hook fast path).
 pub const FABRIC_SESSION_LOG: &str = "FABRIC_SESSION_LOG";
 
+/// (tests only, hidden) `status --json --follow`'s heartbeat interval in milliseconds, instead
+/// of 30 s; clamped to 100 ms – 30 s.
+pub const FABRIC_SESSION_FOLLOW_HEARTBEAT_MS: &str = "FABRIC_SESSION_FOLLOW_HEARTBEAT_MS";
+
 /// The terminal's own ids, read by the session-start hook (`terminal_ids`; only id-shaped
 /// values are kept). tmux's pane of the session (`%N`).
 pub const TMUX_PANE: &str = "TMUX_PANE";

@@ -169,6 +169,11 @@ pub struct SessionStatus {
     pub project: String,
     pub started_at: String,
     pub host_pid: u32,
+    /// The tmux pane the session runs in (`%N`), when the terminal ids its session-start hook
+    /// recorded have one (checked again when read back: `%` and digits only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "ts", ts(optional))]
+    pub tmux_pane: Option<String>,
     /// A prompt started a turn after the last Stop.
     pub in_turn: bool,
     /// What the session is doing, from its hooks ([`crate::session_state`]): `idle`,
@@ -344,6 +349,7 @@ pub fn collect(paths: &Paths, cwd: Option<&Path>) -> Status {
             project: live.record.project,
             started_at: live.record.started_at,
             host_pid: live.record.host_pid,
+            tmux_pane: live.record.terminal.tmux_pane,
             in_turn: live.in_turn,
             state: state.as_ref().map_or(
                 if live.in_turn {
