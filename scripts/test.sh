@@ -31,6 +31,9 @@ packages=(
   xvfb xauth x11-utils xdotool imagemagick dbus dbus-x11 dunst trayer webkit2gtk-driver chromium
   fish zsh
   openbox xterm tmux strace
+  # the remotes' real OpenSSH bench (tests/test-support ssh_remote): sshd is started by the
+  # tests themselves; policy-rc.d below keeps the package's own sshd from starting
+  openssh-server openssh-client
   haskell-status-notifier-item-utils haskell-gtk-sni-tray-utils
   # the desktop shells, headless (tests/desktop-shells): GNOME Shell 43, its AppIndicator
   # extension and its notification daemon (gjs); KWin with Qt's Wayland platform, Plasma's
@@ -43,7 +46,17 @@ packages=(
   # Windows under Wine (tests/wine): Debian's Rust builds the Windows standard library
   rustc-web cargo-web rust-web-src rust-web-clippy gcc-mingw-w64-x86-64 wine64 nsis
 )
-ensure_packages "${packages[@]}"
+# Installing openssh-server starts the system's sshd through invoke-rc.d where services run:
+# a policy-rc.d denying every start while apt-get runs keeps port 22 free (a container
+# without one, or with its own, is left as it was).
+policy_rc=""
+if [ ! -e /usr/sbin/policy-rc.d ] && [ "$(id -u)" = 0 ] &&
+  ! dpkg-query -W -f='${Status}' openssh-server 2>/dev/null | grep -q "install ok installed"; then
+  policy_rc=/usr/sbin/policy-rc.d
+  printf '#!/bin/sh\nexit 101\n' >"$policy_rc" && chmod 755 "$policy_rc"
+fi
+ensure_packages "${packages[@]}" || { [ -z "$policy_rc" ] || rm -f "$policy_rc"; exit 1; }
+[ -z "$policy_rc" ] || rm -f "$policy_rc"
 rustup component add rustfmt clippy >/dev/null 2>&1 || true
 export PATH="${CARGO_HOME:-$HOME/.cargo}/bin:$PATH"
 if ! command -v tauri-driver >/dev/null 2>&1; then

@@ -12,6 +12,8 @@
 //!   skip-or-fail rule (`$FABRIC_REQUIRE_DESKTOP_TESTS`), Xvfb, a bus's address, a runtime
 //!   folder, the artefacts folder.
 //! - [`picture`]: a screenshot's pixels (PNG, decoded to RGB).
+//! - [`ssh_remote`] (Unix, root): a real OpenSSH remote on this machine: a fresh user, sshd on
+//!   a loopback port, client configs naming it (known host, unknown host, no key).
 
 pub mod files;
 pub mod picture;
@@ -22,3 +24,5 @@ pub mod watchdog;
 pub mod desktop;
 #[cfg(unix)]
 pub mod special_files;
+#[cfg(unix)]
+pub mod ssh_remote;
