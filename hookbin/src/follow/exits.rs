@@ -26,7 +26,12 @@ impl Exits {
         self.ended.retain(|pid| listed.contains(pid));
         self.incomplete = false;
         for &pid in pids {
-            if self.fds.contains_key(&pid) || self.ended.contains(&pid) {
+            if self.fds.contains_key(&pid) {
+                continue;
+            }
+            // Ended, yet still listed (read a moment too early): the timer reads again.
+            if self.ended.contains(&pid) {
+                self.incomplete = true;
                 continue;
             }
             if self.fds.len() >= MAX_PROCESSES {

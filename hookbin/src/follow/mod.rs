@@ -148,6 +148,8 @@ impl Lines {
 
 /// What ended a wait.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+// Only the watch (Linux) reports a change, only poll (Unix) a closed output.
+#[cfg_attr(not(target_os = "linux"), allow(dead_code))]
 enum Woke {
     /// The output is closed: the reader is gone.
     Closed,
