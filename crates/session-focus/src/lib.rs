@@ -303,7 +303,7 @@ fn focus_chain(pid: u32, ids: &TerminalIds, mut place: Place) -> Result<Raised, 
     }
     // The session's own X11 window (`WINDOWID`), outside tmux (inside, it is whatever window
     // started the tmux server).
-    let own_window = record.terminal.x11_window.filter(|_| tmux_target.is_none());
+    let own_window = ids.x11_window.filter(|_| tmux_target.is_none());
     match raise(&chain, own_window) {
         Ok((program, pid, window)) => Ok(Raised {
             program,
