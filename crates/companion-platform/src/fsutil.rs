@@ -183,16 +183,28 @@ pub fn read_bounded_strict(path: &Path, limit: u64) -> io::Result<Option<Vec<u8>
     }
 }
 
-/// The last `limit` bytes (at most) of a file we do not own, never blocking; `None` when it
-/// is missing, special or unreadable. For logs.
+/// The whole lines among the last `limit` bytes (at most) of a log we do not own, never
+/// blocking; `None` when it is missing, special or unreadable. A line cut by the start of the
+/// window is left out, and so is a last line without its newline: a writer may be part way
+/// through it (readers take no lock, and a concurrent read can see half an append).
 pub fn read_tail(path: &Path, limit: u64) -> Option<Vec<u8>> {
     use std::io::{Seek, SeekFrom};
     let (mut file, meta) = open_regular(path).ok()??;
     let len = meta.len();
-    if len > limit {
+    let cut = len > limit;
+    if cut {
         file.seek(SeekFrom::Start(len - limit)).ok()?;
     }
-    read_all(file, limit).ok()
+    let mut bytes = read_all(file, limit).ok()?;
+    let Some(last) = bytes.iter().rposition(|&b| b == b'\n') else {
+        return Some(Vec::new());
+    };
+    bytes.truncate(last + 1);
+    if cut {
+        let first = bytes.iter().position(|&b| b == b'\n').unwrap_or(0);
+        bytes.drain(..=first);
+    }
+    Some(bytes)
 }
 
 fn read_all(file: File, limit: u64) -> io::Result<Vec<u8>> {
@@ -561,6 +573,18 @@ mod tests {
     fn is_fifo(path: &Path) -> bool {
         use std::os::unix::fs::FileTypeExt;
         fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_fifo())
+    }
+
+    /// A tail holds whole lines only: not the one its window cuts, not one still being written.
+    #[test]
+    fn a_tail_holds_whole_lines_only() {
+        let dir = tempfile::tempdir().unwrap();
+        let log = dir.path().join("hook.log");
+        fs::write(&log, "first line\nsecond line\nthird, half writ").unwrap();
+        assert_eq!(read_tail(&log, 1024).unwrap(), b"first line\nsecond line\n");
+        assert_eq!(read_tail(&log, 30).unwrap(), b"second line\n");
+        fs::write(&log, "no newline yet").unwrap();
+        assert_eq!(read_tail(&log, 1024).unwrap(), b"");
     }
 
     /// Reads of a FIFO (no writer: a blocking open would wait forever), a folder and a device

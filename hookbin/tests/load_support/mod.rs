@@ -140,8 +140,9 @@ impl Reader {
                         companion_platform::fsutil::read_tail(&paths.hook_log(), 65536)
                     {
                         let text = String::from_utf8_lossy(&tail);
-                        // The first line of a tail may start mid-line; the rest are whole.
-                        for line in text.lines().skip(1) {
+                        // The tail holds whole lines only; each must be one the log's
+                        // parser reads.
+                        for line in text.lines() {
                             assert!(hook_log::parse_line(line).is_some(), "torn: {line:?}");
                         }
                     }
