@@ -1,5 +1,6 @@
 //! `fabric-session`: the hook binary. The four hooks and the command line live here; the
-//! library crates `companion-platform`, `companion-hosts` and `companion-sessions` (files, installer, status) and `fabric-client` (talking to
+//! library crates `companion-platform`, `companion-hosts`, `companion-sessions` (files,
+//! installer, status), `companion-remotes` (other machines) and `fabric-client` (talking to
 //! Fabric) do the rest.
 //!
 //! Hooks (`hook <event>`) and the worker never fail outward: every error and every panic ends
@@ -16,6 +17,7 @@ mod hook_input;
 mod hooks;
 mod install_cmd;
 mod output;
+mod remote_cmd;
 mod signals;
 #[cfg(all(target_os = "linux", not(test)))]
 mod startup;
@@ -66,6 +68,9 @@ enum Command {
     InstallHostHooks(install_cmd::InstallArgs),
     /// Watch the project board for an idle session; one line each time the unread count rises.
     WatchMail(watch_cmd::WatchArgs),
+    /// Sessions on other machines: set a remote up, take it down, list them.
+    #[command(subcommand)]
+    Remote(remote_cmd::RemoteArgs),
     /// Raise the window (and tmux pane) a live session runs in. Exit 0 raised, 2 unknown
     /// session, 3 its process is gone, 4 this desktop does not allow raising.
     Focus {
@@ -184,6 +189,7 @@ fn run(cli: Cli) -> anyhow::Result<u8> {
             Ok(u8::try_from(code).unwrap_or(1))
         }
         Command::Focus { session } => Ok(focus(&paths, &session)),
+        Command::Remote(args) => remote_cmd::run(&args, &paths),
         Command::Hook { .. } | Command::Worker { .. } => Ok(0),
     }
 }

@@ -12,6 +12,8 @@
 //!   person).
 //! - [`jump`]: the jump to a remote's session: its tmux pane there, then the local terminal
 //!   whose `ssh` reaches it.
+//! - [`setup`]: a remote set up and taken down: its system checked, our program copied
+//!   (checksum verified), a host's hook plan read there and applied only with its digest.
 //! - [`board`]: every remote's link state and sessions, shared by the links and the tray, and
 //!   the file the dashboard reads.
 
@@ -19,4 +21,5 @@ pub mod board;
 pub mod jump;
 pub mod link;
 pub mod remote;
+pub mod setup;
 pub mod stream;

@@ -337,7 +337,7 @@ fn keep_tail(mut stderr: impl Read, kept: &Mutex<Vec<u8>>) {
 }
 
 /// Why a stream ended, from the command's exit and the end of its stderr.
-fn why_ended(remote: &Remote, status: Option<ExitStatus>, stderr: &str) -> Down {
+pub(crate) fn why_ended(remote: &Remote, status: Option<ExitStatus>, stderr: &str) -> Down {
     let by_hand = remote.by_hand();
     if stderr.contains("Host key verification failed")
         || stderr.contains("REMOTE HOST IDENTIFICATION HAS CHANGED")

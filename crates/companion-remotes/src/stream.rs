@@ -206,6 +206,11 @@ fn checked(raw: RawSession, now_ms: i64) -> Option<RemoteSession> {
 /// A string a person will read: control and bidirectional characters out, whitespace runs
 /// as one space, at most [`MAX_LABEL_CHARS`] characters.
 pub fn clean(text: &str) -> String {
+    clean_to(text, MAX_LABEL_CHARS)
+}
+
+/// [`clean`] with a limit of `max` characters (a longer text ends in `…`).
+pub fn clean_to(text: &str, max: usize) -> String {
     let mut out = String::new();
     let mut count = 0;
     for c in text.chars() {
@@ -219,7 +224,7 @@ pub fn clean(text: &str) -> String {
         if c == ' ' && (out.is_empty() || out.ends_with(' ')) {
             continue;
         }
-        if count == MAX_LABEL_CHARS {
+        if count == max {
             out.pop();
             out.push('…');
             break;

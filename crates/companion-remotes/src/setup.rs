@@ -1,0 +1,459 @@
+//! Setting a remote up and taking it down, one fixed command at a time: its system and
+//! architecture checked, our program copied to its stable path (the checksum compared at both
+//! ends), a host's hook plan read there (the same dry run and digest as a local install) and
+//! applied only with that digest, and our program removed again. What a remote answers is read
+//! as untrusted: bounded, every string cleaned before a person reads it.
+
+use std::io::{Read, Write};
+use std::process::{Child, ExitStatus, Stdio};
+use std::time::{Duration, Instant};
+
+use serde::Deserialize;
+use thiserror::Error;
+
+use companion_hosts::host::Host;
+
+use crate::board::Down;
+use crate::link::why_ended;
+use crate::remote::{PlanDigest, Remote, RemoteCommand, Sha256Hex};
+use crate::stream::clean_to;
+
+/// The most a setup command's answer may hold (a plan is a few KiB).
+const MAX_ANSWER: u64 = 1024 * 1024;
+/// How long one step may take (a copy over a slow link included).
+const STEP_DEADLINE: Duration = Duration::from_secs(120);
+/// The longest line of a plan a person reads.
+const MAX_PLAN_LINE: usize = 400;
+
+/// A system our program is built for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Arch {
+    LinuxX86_64,
+    LinuxAarch64,
+}
+
+impl Arch {
+    /// The `uname -m` word for it.
+    pub fn machine(self) -> &'static str {
+        match self {
+            Arch::LinuxX86_64 => "x86_64",
+            Arch::LinuxAarch64 => "aarch64",
+        }
+    }
+
+    /// The system this program was built for, when it is one a remote can run.
+    pub fn of_this_build() -> Option<Arch> {
+        match (std::env::consts::OS, std::env::consts::ARCH) {
+            ("linux", "x86_64") => Some(Arch::LinuxX86_64),
+            ("linux", "aarch64") => Some(Arch::LinuxAarch64),
+            _ => None,
+        }
+    }
+}
+
+/// Why a step of setting a remote up (or taking it down) stopped.
+#[derive(Debug, Error)]
+pub enum SetupError {
+    #[error("{label}: {}", why.describe())]
+    Link { label: String, why: Down },
+    #[error("{label} runs {system}; fabric-session is built for Linux on x86_64 and aarch64 only")]
+    Unsupported { label: String, system: String },
+    #[error("no fabric-session for Linux {} here ({why})", arch.machine())]
+    NoProgram { arch: Arch, why: String },
+    #[error(
+        "the copy on {label} has sha256 {got}, not {want}: nothing was installed there; try again"
+    )]
+    Checksum {
+        label: String,
+        got: String,
+        want: String,
+    },
+    #[error("{label}: {message}")]
+    Refused { label: String, message: String },
+    #[error("{label} gave an answer that does not read as {what}")]
+    Garbled { label: String, what: &'static str },
+    #[error("{label} did not finish {what} within {} s", STEP_DEADLINE.as_secs())]
+    TimedOut { label: String, what: &'static str },
+    #[error("could not run the command for {label}: {source}")]
+    Spawn {
+        label: String,
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+/// What a command at the remote answered.
+struct Answer {
+    status: ExitStatus,
+    stdout: Vec<u8>,
+    stderr: String,
+}
+
+/// Runs one fixed command for `remote`, `input` on its stdin, under [`STEP_DEADLINE`].
+fn run(
+    remote: &Remote,
+    what: &RemoteCommand,
+    input: Option<&[u8]>,
+    doing: &'static str,
+) -> Result<Answer, SetupError> {
+    let label = remote.label();
+    let mut command = remote.command(what);
+    command
+        .stdin(if input.is_some() {
+            Stdio::piped()
+        } else {
+            Stdio::null()
+        })
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let mut child = command.spawn().map_err(|source| SetupError::Spawn {
+        label: label.clone(),
+        source,
+    })?;
+    let writer = match (input, child.stdin.take()) {
+        (Some(bytes), Some(mut stdin)) => {
+            let bytes = bytes.to_vec();
+            Some(std::thread::spawn(move || {
+                let _ = stdin.write_all(&bytes);
+            }))
+        }
+        _ => None,
+    };
+    let stdout = read_in_thread(child.stdout.take());
+    let stderr = read_in_thread(child.stderr.take());
+    let status = wait_until(&mut child, Instant::now() + STEP_DEADLINE);
+    if let Some(writer) = writer {
+        let _ = writer.join();
+    }
+    let stdout = stdout.join().unwrap_or_default();
+    let stderr = String::from_utf8_lossy(&stderr.join().unwrap_or_default()).into_owned();
+    let Some(status) = status else {
+        return Err(SetupError::TimedOut { label, what: doing });
+    };
+    // 255 is ssh's own failure (the link, not the command at the other end).
+    if status.code() == Some(255) || status.code() == Some(127) {
+        return Err(SetupError::Link {
+            label,
+            why: why_ended(remote, Some(status), &stderr),
+        });
+    }
+    Ok(Answer {
+        status,
+        stdout,
+        stderr,
+    })
+}
+
+fn read_in_thread<R: Read + Send + 'static>(source: Option<R>) -> std::thread::JoinHandle<Vec<u8>> {
+    std::thread::spawn(move || {
+        let mut bytes = Vec::new();
+        if let Some(source) = source {
+            let _ = source.take(MAX_ANSWER).read_to_end(&mut bytes);
+        }
+        bytes
+    })
+}
+
+/// Waits for `child` until `deadline`; kills it and answers `None` past it.
+fn wait_until(child: &mut Child, deadline: Instant) -> Option<ExitStatus> {
+    loop {
+        match child.try_wait() {
+            Ok(Some(status)) => return Some(status),
+            Ok(None) if Instant::now() < deadline => std::thread::sleep(Duration::from_millis(20)),
+            _ => {
+                let _ = child.kill();
+                let _ = child.wait();
+                return None;
+            }
+        }
+    }
+}
+
+/// The last line the remote wrote on stderr, cleaned (a refusal is one line there).
+fn last_line(stderr: &str) -> String {
+    let line = stderr
+        .lines()
+        .rev()
+        .map(str::trim)
+        .find(|l| !l.is_empty())
+        .unwrap_or("it failed and said nothing");
+    let line = line.strip_prefix("fabric-session: ").unwrap_or(line);
+    clean_to(line, MAX_PLAN_LINE)
+}
+
+/// The remote's system and architecture (`uname -sm`), refused unless we build for it.
+pub fn probe(remote: &Remote) -> Result<Arch, SetupError> {
+    let label = remote.label();
+    let answer = run(remote, &RemoteCommand::Probe, None, "telling its system")?;
+    let text = String::from_utf8_lossy(&answer.stdout);
+    let mut words = text.split_whitespace();
+    let (system, machine) = (words.next().unwrap_or(""), words.next().unwrap_or(""));
+    match (system, machine) {
+        ("Linux", "x86_64") => Ok(Arch::LinuxX86_64),
+        ("Linux", "aarch64" | "arm64") => Ok(Arch::LinuxAarch64),
+        _ if !answer.status.success() || system.is_empty() => Err(SetupError::Garbled {
+            label,
+            what: "a system and architecture",
+        }),
+        _ => Err(SetupError::Unsupported {
+            label,
+            system: clean_to(&format!("{system} {machine}"), 60),
+        }),
+    }
+}
+
+/// Copies `program` to the remote's stable path: written beside it, its sha256 compared with
+/// ours there and here, then moved into place. Gives the digest installed.
+pub fn install_program(remote: &Remote, program: &[u8]) -> Result<Sha256Hex, SetupError> {
+    let label = remote.label();
+    let want = companion_hosts::install::sha256_hex(program);
+    let answer = run(remote, &RemoteCommand::Upload, Some(program), "the copy")?;
+    if !answer.status.success() {
+        return Err(SetupError::Refused {
+            label,
+            message: last_line(&answer.stderr),
+        });
+    }
+    let text = String::from_utf8_lossy(&answer.stdout);
+    let got = text.split_whitespace().next().unwrap_or("").to_string();
+    if got != want {
+        return Err(SetupError::Checksum {
+            label,
+            got: clean_to(&got, 64),
+            want,
+        });
+    }
+    let sha256 = Sha256Hex::new(&want).ok_or(SetupError::Garbled {
+        label: label.clone(),
+        what: "a sha256",
+    })?;
+    let answer = run(
+        remote,
+        &RemoteCommand::Commit {
+            sha256: sha256.clone(),
+        },
+        None,
+        "putting the copy in place",
+    )?;
+    if !answer.status.success() {
+        return Err(SetupError::Refused {
+            label,
+            message: last_line(&answer.stderr),
+        });
+    }
+    Ok(sha256)
+}
+
+/// Removes our program from the remote (nothing else of the remote is touched).
+pub fn remove_program(remote: &Remote) -> Result<(), SetupError> {
+    let answer = run(
+        remote,
+        &RemoteCommand::RemoveProgram,
+        None,
+        "removing the program",
+    )?;
+    if answer.status.success() {
+        Ok(())
+    } else {
+        Err(SetupError::Refused {
+            label: remote.label(),
+            message: last_line(&answer.stderr),
+        })
+    }
+}
+
+/// What a plan does, as the remote's `install-host-hooks --json` says it.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(tag = "kind", rename_all = "kebab-case")]
+pub enum PlanAction {
+    Install,
+    Remove,
+    NothingToDo { reason: String },
+}
+
+/// A host's hook plan at the remote: the fields a person reads before consenting, and the
+/// digest that applies exactly this plan. Every string is cleaned once read.
+#[derive(Debug, Clone, Deserialize)]
+pub struct RemotePlan {
+    pub file: String,
+    pub digest: String,
+    pub action: PlanAction,
+    #[serde(default)]
+    pub add_text: String,
+    #[serde(default)]
+    pub remove_text: String,
+    #[serde(default)]
+    pub add_at: Vec<String>,
+    #[serde(default)]
+    pub remove_at: Vec<String>,
+    #[serde(default)]
+    pub warnings: Vec<String>,
+    #[serde(default)]
+    pub notes: Vec<String>,
+    #[serde(default)]
+    pub removes_file: bool,
+}
+
+impl RemotePlan {
+    fn cleaned(mut self) -> RemotePlan {
+        let lines = |text: &str| {
+            text.lines()
+                .map(|l| clean_to(l, MAX_PLAN_LINE))
+                .collect::<Vec<_>>()
+                .join("\n")
+        };
+        let all = |list: Vec<String>| {
+            list.iter()
+                .take(64)
+                .map(|l| clean_to(l, MAX_PLAN_LINE))
+                .collect()
+        };
+        self.file = clean_to(&self.file, MAX_PLAN_LINE);
+        self.add_text = lines(&self.add_text);
+        self.remove_text = lines(&self.remove_text);
+        self.add_at = all(self.add_at);
+        self.remove_at = all(self.remove_at);
+        self.warnings = all(self.warnings);
+        self.notes = all(self.notes);
+        if let PlanAction::NothingToDo { reason } = &mut self.action {
+            *reason = clean_to(reason, MAX_PLAN_LINE);
+        }
+        self
+    }
+
+    /// Whether applying it would change anything.
+    pub fn changes(&self) -> bool {
+        !matches!(self.action, PlanAction::NothingToDo { .. })
+    }
+
+    /// The plan as a person reads it before consenting.
+    pub fn render(&self, host: Host, label: &str) -> String {
+        let mut out = format!("{} on {label}: {}\n", host.display_name(), self.file);
+        if let PlanAction::NothingToDo { reason } = &self.action {
+            out.push_str(&format!("  {reason}: nothing to do.\n"));
+            return out;
+        }
+        let block = |out: &mut String, title: &str, text: &str, at: &[String]| {
+            if text.is_empty() {
+                return;
+            }
+            out.push_str(&format!("  {title}:\n"));
+            for line in text.lines() {
+                out.push_str(&format!("    {line}\n"));
+            }
+            for place in at {
+                out.push_str(&format!("    ({place})\n"));
+            }
+        };
+        block(
+            &mut out,
+            "Would take out",
+            &self.remove_text,
+            &self.remove_at,
+        );
+        block(&mut out, "Would add", &self.add_text, &self.add_at);
+        if self.removes_file {
+            out.push_str(
+                "  Nothing else is in the file and our install created it: it would be deleted.\n",
+            );
+        }
+        for warning in &self.warnings {
+            out.push_str(&format!("  Warning: {warning}\n"));
+        }
+        for note in &self.notes {
+            out.push_str(&format!("  Note: {note}\n"));
+        }
+        out.push_str(&format!("  Plan digest: {}\n", self.digest));
+        out
+    }
+}
+
+/// A host's hook plan at the remote (the dry run: nothing is written there), and the digest
+/// that applies exactly it.
+pub fn hook_plan(
+    remote: &Remote,
+    host: Host,
+    remove: bool,
+) -> Result<(RemotePlan, PlanDigest), SetupError> {
+    let answer = run(
+        remote,
+        &RemoteCommand::HookPlan { host, remove },
+        None,
+        "the hook plan",
+    )?;
+    let label = remote.label();
+    if !answer.status.success() {
+        return Err(SetupError::Refused {
+            label,
+            message: last_line(&answer.stderr),
+        });
+    }
+    let plan: RemotePlan =
+        serde_json::from_slice(&answer.stdout).map_err(|_| SetupError::Garbled {
+            label: label.clone(),
+            what: "a hook plan",
+        })?;
+    let Some(digest) = PlanDigest::new(&plan.digest) else {
+        return Err(SetupError::Garbled {
+            label,
+            what: "a hook plan",
+        });
+    };
+    Ok((plan.cleaned(), digest))
+}
+
+/// Applies the plan whose digest is `expect` at the remote; refused there (one line) when the
+/// file changed since the plan was read.
+pub fn hook_apply(
+    remote: &Remote,
+    host: Host,
+    remove: bool,
+    expect: &PlanDigest,
+) -> Result<(), SetupError> {
+    let answer = run(
+        remote,
+        &RemoteCommand::HookApply {
+            host,
+            remove,
+            expect: expect.clone(),
+        },
+        None,
+        "applying the plan",
+    )?;
+    if answer.status.success() {
+        Ok(())
+    } else {
+        Err(SetupError::Refused {
+            label: remote.label(),
+            message: last_line(&answer.stderr),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_plan_from_a_remote_is_cleaned_before_a_person_reads_it() {
+        let json = r#"{"file": "/home/me/.claude/settings.json\u001b[2J", "digest": "ab",
+            "action": {"kind": "install"}, "add_text": "line one\u202e\nline two",
+            "warnings": ["careful\u0007"], "unknown": 1}"#;
+        let plan: RemotePlan = serde_json::from_str(json).unwrap();
+        let plan = plan.cleaned();
+        assert_eq!(plan.file, "/home/me/.claude/settings.json[2J");
+        assert_eq!(plan.add_text, "line one\nline two");
+        assert_eq!(plan.warnings, ["careful"]);
+        let text = plan.render(Host::Claude, "build-box");
+        assert!(text.starts_with("Claude Code on build-box: "), "{text}");
+        assert!(text.contains("    line two\n"), "{text}");
+        assert!(!text.chars().any(|c| c.is_control() && c != '\n'), "{text}");
+    }
+
+    #[test]
+    fn this_build_is_one_a_remote_may_run() {
+        if cfg!(all(target_os = "linux", target_arch = "x86_64")) {
+            assert_eq!(Arch::of_this_build(), Some(Arch::LinuxX86_64));
+        }
+    }
+}
