@@ -37,10 +37,15 @@ struct State {
     stopping: bool,
 }
 
-/// The reader thread's handle; dropping it ends the thread after its current read.
+/// The reader thread's handle; dropping it ends the thread after its current read, and
+/// waits (a few seconds at most) for it to end its remotes' links and remove their file.
 pub struct Reader {
     state: Arc<(Mutex<State>, Condvar)>,
+    ended: std::sync::mpsc::Receiver<()>,
 }
+
+/// How long dropping the reader waits for its thread to end.
+const END_WAIT: std::time::Duration = std::time::Duration::from_secs(3);
 
 impl Reader {
     /// Starts the thread; `deliver` gets each reading.
@@ -51,6 +56,7 @@ impl Reader {
         let state: Arc<(Mutex<State>, Condvar)> = Arc::default();
         let shared = Arc::clone(&state);
         let woken = Arc::clone(&state);
+        let (ended_tx, ended) = std::sync::mpsc::channel();
         std::thread::Builder::new()
             .name("snapshot".into())
             .spawn(move || {
@@ -71,8 +77,11 @@ impl Reader {
                         deliver(full);
                     }
                 }
+                // The links (and their ssh) end, and the remotes' file goes, before we say so.
+                drop(remotes);
+                let _ = ended_tx.send(());
             })?;
-        Ok(Reader { state })
+        Ok(Reader { state, ended })
     }
 
     /// Asks for a fresh reading (coalesced with any already asked for).
@@ -86,6 +95,7 @@ impl Drop for Reader {
         let (lock, wake) = &*self.state;
         lock.lock().unwrap_or_else(|e| e.into_inner()).stopping = true;
         wake.notify_one();
+        let _ = self.ended.recv_timeout(END_WAIT);
     }
 }
 

@@ -111,6 +111,9 @@ pub fn remote_line(remote: &RemoteView, now: u64) -> String {
                 companion_remotes::board::Down::Unreachable { .. } => {
                     format!("{label}: unreachable since {at}{day}")
                 }
+                companion_remotes::board::Down::Broken { what } => {
+                    format!("{label}: unreachable since {at}{day}: it {what}")
+                }
                 other => format!("{label}: since {at}{day}, {}", other.describe()),
             }
         }

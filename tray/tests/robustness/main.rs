@@ -25,6 +25,7 @@ use desktop::*;
 mod bus;
 mod hangs;
 mod peers;
+mod remotes;
 
 /// The programs these tests need besides the virtual desktop's.
 const PROGRAMS: [&str; 3] = ["status-notifier-watcher", "openbox", "xterm"];
