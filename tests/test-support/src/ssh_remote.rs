@@ -207,8 +207,18 @@ impl SshRemote {
 
     /// Runs `script` with `sh -c` as the remote user (its home, a plain `PATH`), to its end.
     pub fn run_as_remote(&self, script: &str) -> Output {
-        Command::new("/bin/sh")
+        self.command_as_remote("/bin/sh")
             .args(["-c", script])
+            .stdin(Stdio::null())
+            .output()
+            .expect("sh as the remote user")
+    }
+
+    /// `program` to be run as the remote user (its home, a plain `PATH`), for a caller that
+    /// keeps it running (a shell that stands for an agent's host process, say).
+    pub fn command_as_remote(&self, program: &str) -> Command {
+        let mut command = Command::new(program);
+        command
             .env_clear()
             .env("HOME", &self.home)
             .env("USER", &self.user)
@@ -216,10 +226,8 @@ impl SshRemote {
             .env("PATH", "/usr/local/bin:/usr/bin:/bin")
             .current_dir(&self.home)
             .uid(self.uid)
-            .gid(self.gid)
-            .stdin(Stdio::null())
-            .output()
-            .expect("sh as the remote user")
+            .gid(self.gid);
+        command
     }
 
     /// `ssh -F <config> fabric-remote <remote command>`, with a bounded connect, to its end.
