@@ -40,7 +40,7 @@ packages=(
   # shell and tray (plasma-desktop, plasma-workspace's kded module); real terminals
   gnome-shell gnome-shell-extension-appindicator gjs libglib2.0-bin
   kwin-wayland qtwayland5 plasma-workspace plasma-desktop kactivitymanagerd qdbus-qt5
-  foot kitty konsole gnome-terminal
+  foot kitty konsole gnome-terminal gnome-console alacritty
   # today's desktops in Debian 13 and forky roots (tests/desktop-roots)
   mmdebstrap
   # Windows under Wine (tests/wine): Debian's Rust builds the Windows standard library

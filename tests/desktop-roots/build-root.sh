@@ -25,8 +25,9 @@ packages=(
   gnome-shell gnome-shell-extension-appindicator gjs
   # KWin, Plasma's tray and notifications, Qt 6 on Wayland
   kwin-wayland plasma-workspace plasma-desktop kactivitymanagerd qdbus-qt6 qt6-wayland
-  # terminals (GNOME Terminal: the exact tab through its search provider)
-  foot kitty konsole gnome-terminal
+  # terminals (GNOME Terminal: the exact tab through its search provider; Ptyxis and GNOME
+  # Console, the other GNOME defaults, and Alacritty: the window raised, and why not the tab)
+  foot kitty konsole gnome-terminal ptyxis gnome-console alacritty
   # what our package needs (the dashboard's WebKit), so apt-get install ./x.deb stays offline
   libwebkit2gtk-4.1-0 libayatana-appindicator3-1
   fonts-dejavu-core

@@ -97,6 +97,8 @@ for program in "$@"; do
       HOME=/root LANG=C.UTF-8 FABRIC_E2E_SHOTS="$logs/shots" FABRIC_DESKTOP_INSTALLED=1 FABRIC_REQUIRE_DESKTOP_TESTS=1 \
       RUST_BACKTRACE=1 FABRIC_GNOME_STARTS=${FABRIC_GNOME_STARTS:-9} "$exe" --nocapture --test-threads 2 >"$logs/$name.log" 2>&1; then
     echo "  $name: $(grep -E "^test result" "$logs/$name.log" | tail -1)"
+    # A test that cannot run in a root says so, with why, on one line each.
+    grep -E "^NOT RUN" "$logs/$name.log" | sed "s/^/    /" || true
   else
     echo "  $name: FAILED ($(grep -E "^test result" "$logs/$name.log" | tail -1))"
     grep -E "^test .* FAILED|panicked at" "$logs/$name.log" | head -10 | sed "s/^/    /"
