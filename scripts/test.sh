@@ -34,6 +34,9 @@ packages=(
   # the remotes' real OpenSSH bench (tests/test-support ssh_remote): sshd is started by the
   # tests themselves; policy-rc.d below keeps the package's own sshd from starting
   openssh-server openssh-client
+  # a dev container as a remote (tray/tests/robustness/containers.rs): Podman with runc (this
+  # kernel's hybrid cgroups are refused by crun)
+  podman runc
   haskell-status-notifier-item-utils haskell-gtk-sni-tray-utils
   # the desktop shells, headless (tests/desktop-shells): GNOME Shell 43, its AppIndicator
   # extension and its notification daemon (gjs); KWin with Qt's Wayland platform, Plasma's

@@ -23,6 +23,7 @@ mod desktop;
 use desktop::*;
 
 mod bus;
+mod containers;
 mod hangs;
 mod peers;
 mod remotes;

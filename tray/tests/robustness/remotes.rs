@@ -93,7 +93,12 @@ fn labels(client: &Client, item: &str) -> Vec<String> {
 }
 
 /// Waits for a menu label for which `check` holds; returns it.
-fn menu_shows(client: &Client, item: &str, what: &str, check: impl Fn(&str) -> bool) -> String {
+pub(super) fn menu_shows(
+    client: &Client,
+    item: &str,
+    what: &str,
+    check: impl Fn(&str) -> bool,
+) -> String {
     let deadline = Instant::now() + WAIT;
     loop {
         let now = labels(client, item);
