@@ -277,7 +277,7 @@ fn the_jump_raises_ptyxis_and_says_it_cannot_pick_the_tab() {
         && test_support::desktop::missing_programs(&["ptyxis"]) == ["ptyxis"]
     {
         eprintln!(
-            "NOT RUN {test}: Ptyxis is not packaged for Debian 12; the Debian 13 and forky roots run it"
+            "NOT RUN {test}: Ptyxis is not packaged for Debian 12 (the Debian 13 and forky roots have it)"
         );
         return;
     }
