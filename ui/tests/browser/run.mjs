@@ -355,6 +355,7 @@ test('settings save through the command and are keyboard reachable', async () =>
   await page.check('#set-login');
   await page.fill('#set-grace', '8');
   await page.fill('#set-long-turn', '15');
+  await page.fill('#set-remotes', 'me@build-box,  docker:devc');
   await page.click('#settings-save');
   await page.waitForFunction(() => document.getElementById('settings-message').textContent.startsWith('Saved'));
   const saved = await calls(page, 'save_settings');
@@ -365,6 +366,7 @@ test('settings save through the command and are keyboard reachable', async () =>
     quietEnd: '07:30',
     launchAtLogin: true,
     mutedProjects: ['proj-noisy'],
+    remotes: ['me@build-box', 'docker:devc'],
     needsYouGraceSecs: 8,
     longTurnMinutes: 15,
   });
@@ -379,6 +381,7 @@ test('settings save through the command and are keyboard reachable', async () =>
     'set-long-turn',
     'set-login',
     'set-muted',
+    'set-remotes',
   ]) {
     assert.ok(await page.$(`label[for="${id}"]`), `${id} has a label`);
   }
