@@ -25,7 +25,7 @@ fn main() {
 mod bench {
     use std::io::Write;
     use std::path::PathBuf;
-    use std::process::{Command, Stdio};
+    use std::process::Stdio;
     use std::sync::mpsc;
     use std::time::{Duration, Instant};
 
@@ -33,9 +33,7 @@ mod bench {
     use companion_remotes::link::{Link, LinkSettings};
     use companion_remotes::remote::Remote;
     use companion_sessions::session_state::SessionState;
-    use test_support::ssh_remote::{SshRemote, write_as_remote};
-
-    const PROGRAM: &str = ".local/share/fabric-companion/bin/fabric-session";
+    use test_support::ssh_remote::{PROGRAM, SshRemote, write_as_remote};
 
     fn session_binary() -> PathBuf {
         if let Some(path) = std::env::var_os("FABRIC_SESSION_BIN") {
@@ -63,22 +61,7 @@ mod bench {
             return;
         };
         // Our program at its stable path there, Fabric "running" there, fabric registered.
-        let mut ssh = Command::new("ssh")
-            .arg("-F")
-            .arg(remote.config())
-            .args(["-T", "-o", "BatchMode=yes", "--", remote.alias()])
-            .arg(format!(
-                "mkdir -p ~/.local/share/fabric-companion/bin && cat > ~/{PROGRAM} && chmod 755 ~/{PROGRAM}"
-            ))
-            .stdin(Stdio::piped())
-            .spawn()
-            .unwrap();
-        ssh.stdin
-            .take()
-            .unwrap()
-            .write_all(&std::fs::read(session_binary()).unwrap())
-            .unwrap();
-        assert!(ssh.wait().unwrap().success(), "{}", remote.sshd_log());
+        remote.put_program(&std::fs::read(session_binary()).unwrap());
         write_as_remote(
             &remote,
             ".claude.json",

@@ -144,6 +144,24 @@ fn run(
     })
 }
 
+/// [`run`], where anything but success is the remote's refusal (its last line on stderr).
+fn run_ok(
+    remote: &Remote,
+    what: &RemoteCommand,
+    input: Option<&[u8]>,
+    doing: &'static str,
+) -> Result<Answer, SetupError> {
+    let answer = run(remote, what, input, doing)?;
+    if answer.status.success() {
+        Ok(answer)
+    } else {
+        Err(SetupError::Refused {
+            label: remote.label(),
+            message: last_line(&answer.stderr),
+        })
+    }
+}
+
 fn read_in_thread<R: Read + Send + 'static>(source: Option<R>) -> std::thread::JoinHandle<Vec<u8>> {
     std::thread::spawn(move || {
         let mut bytes = Vec::new();
@@ -207,13 +225,7 @@ pub fn probe(remote: &Remote) -> Result<Arch, SetupError> {
 pub fn install_program(remote: &Remote, program: &[u8]) -> Result<Sha256Hex, SetupError> {
     let label = remote.label();
     let want = companion_hosts::install::sha256_hex(program);
-    let answer = run(remote, &RemoteCommand::Upload, Some(program), "the copy")?;
-    if !answer.status.success() {
-        return Err(SetupError::Refused {
-            label,
-            message: last_line(&answer.stderr),
-        });
-    }
+    let answer = run_ok(remote, &RemoteCommand::Upload, Some(program), "the copy")?;
     let text = String::from_utf8_lossy(&answer.stdout);
     let got = text.split_whitespace().next().unwrap_or("").to_string();
     if got != want {
@@ -224,10 +236,10 @@ pub fn install_program(remote: &Remote, program: &[u8]) -> Result<Sha256Hex, Set
         });
     }
     let sha256 = Sha256Hex::new(&want).ok_or(SetupError::Garbled {
-        label: label.clone(),
+        label,
         what: "a sha256",
     })?;
-    let answer = run(
+    run_ok(
         remote,
         &RemoteCommand::Commit {
             sha256: sha256.clone(),
@@ -235,31 +247,18 @@ pub fn install_program(remote: &Remote, program: &[u8]) -> Result<Sha256Hex, Set
         None,
         "putting the copy in place",
     )?;
-    if !answer.status.success() {
-        return Err(SetupError::Refused {
-            label,
-            message: last_line(&answer.stderr),
-        });
-    }
     Ok(sha256)
 }
 
 /// Removes our program from the remote (nothing else of the remote is touched).
 pub fn remove_program(remote: &Remote) -> Result<(), SetupError> {
-    let answer = run(
+    run_ok(
         remote,
         &RemoteCommand::RemoveProgram,
         None,
         "removing the program",
-    )?;
-    if answer.status.success() {
-        Ok(())
-    } else {
-        Err(SetupError::Refused {
-            label: remote.label(),
-            message: last_line(&answer.stderr),
-        })
-    }
+    )
+    .map(drop)
 }
 
 /// What a plan does, as the remote's `install-host-hooks --json` says it.
@@ -375,19 +374,13 @@ pub fn hook_plan(
     host: Host,
     remove: bool,
 ) -> Result<(RemotePlan, PlanDigest), SetupError> {
-    let answer = run(
+    let answer = run_ok(
         remote,
         &RemoteCommand::HookPlan { host, remove },
         None,
         "the hook plan",
     )?;
     let label = remote.label();
-    if !answer.status.success() {
-        return Err(SetupError::Refused {
-            label,
-            message: last_line(&answer.stderr),
-        });
-    }
     let plan: RemotePlan =
         serde_json::from_slice(&answer.stdout).map_err(|_| SetupError::Garbled {
             label: label.clone(),
@@ -410,7 +403,7 @@ pub fn hook_apply(
     remove: bool,
     expect: &PlanDigest,
 ) -> Result<(), SetupError> {
-    let answer = run(
+    run_ok(
         remote,
         &RemoteCommand::HookApply {
             host,
@@ -419,15 +412,8 @@ pub fn hook_apply(
         },
         None,
         "applying the plan",
-    )?;
-    if answer.status.success() {
-        Ok(())
-    } else {
-        Err(SetupError::Refused {
-            label: remote.label(),
-            message: last_line(&answer.stderr),
-        })
-    }
+    )
+    .map(drop)
 }
 
 #[cfg(test)]

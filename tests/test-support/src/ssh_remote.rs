@@ -28,6 +28,10 @@ const LISTEN_LIMIT: Duration = Duration::from_secs(10);
 /// `useradd` and `userdel` lock `/etc/passwd`: benches of one test binary take turns.
 static USERS: Mutex<()> = Mutex::new(());
 
+/// Where our program lives at the other end, under the remote user's home (as `fabric-session
+/// remote add` puts it).
+pub const PROGRAM: &str = ".local/share/fabric-companion/bin/fabric-session";
+
 /// One running remote: its user, its sshd and the client configs that reach it.
 pub struct SshRemote {
     dir: PathBuf,
@@ -203,6 +207,27 @@ impl SshRemote {
     /// sshd's own log (its stderr), for a failing test's message.
     pub fn sshd_log(&self) -> String {
         fs::read_to_string(self.dir.join("sshd.log")).unwrap_or_default()
+    }
+
+    /// Puts `bytes` at our program's stable path there ([`PROGRAM`]), executable, over ssh:
+    /// written beside it and moved in, so a stream already running is never cut mid-file.
+    pub fn put_program(&self, bytes: &[u8]) {
+        let mut ssh = Command::new("ssh")
+            .arg("-F")
+            .arg(self.config())
+            .args(["-T", "-o", "BatchMode=yes", "--", ALIAS])
+            .arg(format!(
+                "mkdir -p \"$(dirname ~/{PROGRAM})\" && cat > ~/{PROGRAM}.new && chmod 755 ~/{PROGRAM}.new && mv -f ~/{PROGRAM}.new ~/{PROGRAM}"
+            ))
+            .stdin(Stdio::piped())
+            .spawn()
+            .expect("ssh");
+        ssh.stdin
+            .take()
+            .expect("piped")
+            .write_all(bytes)
+            .expect("the program sent");
+        assert!(ssh.wait().expect("ssh").success(), "{}", self.sshd_log());
     }
 
     /// Runs `script` with `sh -c` as the remote user (its home, a plain `PATH`), to its end.

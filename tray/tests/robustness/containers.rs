@@ -306,11 +306,5 @@ fn a_dev_container_s_session_reaches_the_tray() {
     super::remotes::menu_shows(&client, &item, "needs you from the container", |l| {
         l.starts_with(&format!("api · Claude Code on {name} · needs you"))
     });
-    let quit = client.id_of(&item, "Quit").unwrap();
-    client.click(&item, quit).unwrap();
-    assert!(
-        ends_within(tray, Duration::from_secs(10)),
-        "{}",
-        log_of(&desktop, "fabric-tray")
-    );
+    quit_and_wait(&client, &item, tray, &desktop);
 }

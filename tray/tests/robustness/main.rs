@@ -234,6 +234,17 @@ fn ends_within(pid: u32, limit: Duration) -> bool {
     gone(pid)
 }
 
+/// Clicks Quit in the tray's menu and waits (10 s at most) for the tray to end.
+fn quit_and_wait(client: &Client, item: &str, tray: u32, desktop: &Desktop) {
+    let quit = client.id_of(item, "Quit").unwrap();
+    client.click(item, quit).unwrap();
+    assert!(
+        ends_within(tray, Duration::from_secs(10)),
+        "{}",
+        log_of(desktop, "fabric-tray")
+    );
+}
+
 fn log_of(desktop: &Desktop, name: &str) -> String {
     std::fs::read_to_string(desktop.shots.join(format!("{name}.log"))).unwrap_or_default()
 }

@@ -11,31 +11,9 @@
 //! garbage, a flood, a huge line, nothing at all, or hostile text: each ends in one line of
 //! the menu and a reconnect; the tray answers throughout and keeps one ssh per remote.
 
-use std::io::Write;
-use std::process::Command;
-
-use test_support::ssh_remote::{SshRemote, write_as_remote};
+use test_support::ssh_remote::{PROGRAM as REMOTE_PROGRAM, SshRemote, write_as_remote};
 
 use super::*;
-
-/// Where our program lives at the other end (as `remote add` puts it).
-const REMOTE_PROGRAM: &str = ".local/share/fabric-companion/bin/fabric-session";
-
-/// Copies `bytes` to the remote's stable path over ssh, executable.
-fn put_program(remote: &SshRemote, bytes: &[u8]) {
-    let mut ssh = Command::new("ssh")
-        .arg("-F")
-        .arg(remote.config())
-        .args(["-T", "-o", "BatchMode=yes", "--", remote.alias()])
-        .arg(format!(
-            "mkdir -p ~/.local/share/fabric-companion/bin && cat > ~/{REMOTE_PROGRAM}.new && chmod 755 ~/{REMOTE_PROGRAM}.new && mv -f ~/{REMOTE_PROGRAM}.new ~/{REMOTE_PROGRAM}"
-        ))
-        .stdin(Stdio::piped())
-        .spawn()
-        .unwrap();
-    ssh.stdin.take().unwrap().write_all(bytes).unwrap();
-    assert!(ssh.wait().unwrap().success(), "{}", remote.sshd_log());
-}
 
 /// "Fabric" at the other end: a process of the remote user that `hub.json` names, with the
 /// session hooks on, and `fabric` registered in Claude Code there.
@@ -153,7 +131,7 @@ fn the_remote_s_session_reaches_the_tray_and_the_jump_finds_it() {
     let Some(mut remote) = SshRemote::start(test) else {
         return;
     };
-    put_program(&remote, &std::fs::read(session_binary()).unwrap());
+    remote.put_program(&std::fs::read(session_binary()).unwrap());
     remote_fabric(&remote);
     let out = remote.run_as_remote(
         "mkdir -p ~/proj && tmux new-session -d -s agents -x 120 -y 30 && tmux new-window -d -t agents:1",
@@ -289,13 +267,7 @@ fn the_remote_s_session_reaches_the_tray_and_the_jump_finds_it() {
         1,
         "one ssh per remote after the reconnect"
     );
-    let quit = client.id_of(&item, "Quit").unwrap();
-    client.click(&item, quit).unwrap();
-    assert!(
-        ends_within(tray, Duration::from_secs(10)),
-        "{}",
-        log_of(&desktop, "fabric-tray")
-    );
+    quit_and_wait(&client, &item, tray, &desktop);
     assert!(
         !desktop.cache_dir().join("remotes.json").exists(),
         "the saved board goes with the tray"
@@ -313,10 +285,7 @@ fn hostile_remotes_cost_a_reconnect_and_never_freeze_the_tray() {
     };
     let mut desktop = Desktop::start_bare("remote-hostile");
     start_watcher(&mut desktop);
-    put_program(
-        &remote,
-        b"#!/bin/sh\necho 'hello, I am not JSON'\nexec sleep 900\n",
-    );
+    remote.put_program(b"#!/bin/sh\necho 'hello, I am not JSON'\nexec sleep 900\n");
     let config = remote.config().to_str().unwrap().to_string();
     let tray = start_tray_with(
         &mut desktop,
@@ -368,7 +337,7 @@ fn hostile_remotes_cost_a_reconnect_and_never_freeze_the_tray() {
     ];
     for (what, program, said) in cases {
         if !program.is_empty() {
-            put_program(&remote, program.as_bytes());
+            remote.put_program(program.as_bytes());
         }
         if said.is_empty() {
             let line = menu_shows(
@@ -400,11 +369,5 @@ fn hostile_remotes_cost_a_reconnect_and_never_freeze_the_tray() {
     let grown = rss_kib(tray).saturating_sub(baseline);
     eprintln!("MEASURED the tray's memory after the hostile remotes: +{grown} KiB");
     assert!(grown < 16 * 1024, "grew by {grown} KiB");
-    let quit = client.id_of(&item, "Quit").unwrap();
-    client.click(&item, quit).unwrap();
-    assert!(
-        ends_within(tray, Duration::from_secs(10)),
-        "{}",
-        log_of(&desktop, "fabric-tray")
-    );
+    quit_and_wait(&client, &item, tray, &desktop);
 }
