@@ -42,3 +42,4 @@ make needs-you-icon real-hosts/needs-you-claude.png -gravity SouthEast -crop 40x
 # the dashboard in WebKit (tests/e2e-dashboard/run.mjs)
 make dashboard-overview dashboard/7-overview-two-sessions.png -gravity North -crop 1180x560+0+0 +repage
 make dashboard-hooks-plan dashboard/2-hooks-plan.png
+make remote-jump real-hosts/remote-claude-needs-you-jump.png -crop 760x500+264+45 +repage

@@ -90,6 +90,16 @@ fn free_display() -> u32 {
 impl Desktop {
     /// Starts the desktop for `home` (logs in `logs`), then the tray.
     pub fn start(home: &TestHome, logs: &Path) -> Result<Desktop, String> {
+        Desktop::start_with(home, logs, &[])
+    }
+
+    /// As [`Desktop::start`], every process of it also given `extra` (the person's
+    /// `FABRIC_SSH_CONFIG`, say).
+    pub fn start_with(
+        home: &TestHome,
+        logs: &Path,
+        extra: &[(String, String)],
+    ) -> Result<Desktop, String> {
         std::fs::create_dir_all(logs).map_err(|e| e.to_string())?;
         let run_dir = home.home.join(".run");
         std::fs::create_dir_all(&run_dir).map_err(|e| e.to_string())?;
@@ -159,6 +169,7 @@ impl Desktop {
             ("DBUS_SESSION_BUS_ADDRESS".to_owned(), desktop.bus.clone()),
             ("XDG_RUNTIME_DIR".to_owned(), crate::hosts::text(&run_dir)),
         ]);
+        desktop.env.extend(extra.iter().cloned());
         let monitor_log = std::fs::File::create(&desktop.notify_log).map_err(|e| e.to_string())?;
         let monitor = desktop
             .command("dbus-monitor")
@@ -229,6 +240,18 @@ impl Desktop {
             .envs(self.env.iter().cloned())
             .stdin(Stdio::null());
         command
+    }
+
+    /// Starts `command` (made by [`Desktop::command`]) as part of the desktop: killed with it.
+    pub fn keep(&mut self, name: &str, mut command: Command) -> Result<u32, String> {
+        let child = command
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .map_err(|e| format!("cannot start {name}: {e}"))?;
+        let pid = child.id();
+        self.children.push((name.to_owned(), child));
+        Ok(pid)
     }
 
     fn spawn(&mut self, program: &str, args: &[&str], log: Stdio) -> Result<(), String> {
@@ -317,6 +340,33 @@ impl Desktop {
         Some(has_mark(w, h, &argb))
     }
 
+    /// The tray's menu as a host reads it: `(id, label)` of every labelled item
+    /// (`com.canonical.dbusmenu.GetLayout` of the whole tree).
+    pub fn menu(&self) -> Vec<(i32, String)> {
+        let text = self.send(&[
+            &format!("--dest={}", self.item_bus),
+            "/MenuBar",
+            "com.canonical.dbusmenu.GetLayout",
+            "int32:0",
+            "int32:-1",
+            "array:string:label",
+        ]);
+        parse_menu(&text)
+    }
+
+    /// A click on the menu's item `id`, as a host sends it.
+    pub fn click(&self, id: i32) {
+        self.send(&[
+            &format!("--dest={}", self.item_bus),
+            "/MenuBar",
+            "com.canonical.dbusmenu.Event",
+            &format!("int32:{id}"),
+            "string:clicked",
+            "variant:int32:0",
+            "uint32:0",
+        ]);
+    }
+
     /// What `dbus-monitor` recorded so far.
     pub fn notify_text(&self) -> String {
         std::fs::read_to_string(&self.notify_log).unwrap_or_default()
@@ -330,6 +380,28 @@ impl Drop for Desktop {
             let _ = child.wait();
         }
     }
+}
+
+/// The `(id, label)` pairs of a `dbus-send --print-reply` of dbusmenu's `GetLayout` asked for
+/// the label only: each item is `struct { int32 <id> array [ dict entry( string "label"
+/// variant string "<label>" ) ] array [ <children> ] }`, so a label belongs to the last id
+/// printed before it.
+pub fn parse_menu(text: &str) -> Vec<(i32, String)> {
+    let mut out = Vec::new();
+    let mut id = None;
+    let mut lines = text.lines().map(str::trim).peekable();
+    while let Some(line) = lines.next() {
+        if let Some(n) = line.strip_prefix("int32 ") {
+            id = n.trim().parse().ok();
+        } else if line == "string \"label\""
+            && let Some(value) = lines.peek().and_then(|l| l.strip_prefix("variant "))
+            && let Some(label) = value.trim().strip_prefix("string \"")
+            && let Some(id) = id
+        {
+            out.push((id, label.strip_suffix('"').unwrap_or(label).to_owned()));
+        }
+    }
+    out
 }
 
 /// The pixmaps of a `dbus-send --print-reply` of an `a(iiay)` property.
@@ -466,6 +538,54 @@ pub fn traffic(log: &str) -> Vec<Traffic> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_menu_is_read_from_dbus_s_own_print() {
+        // What dbus-send printed for the tray's GetLayout (trimmed to two items).
+        let text = r#"method return time=1 sender=:1.5 -> destination=:1.9 serial=40 reply_serial=2
+   uint32 12
+   struct {
+      int32 0
+      array [
+      ]
+      array [
+         variant             struct {
+               int32 3
+               array [
+                  dict entry(
+                     string "label"
+                     variant                         string "proj · Claude Code on fabric-remote · needs you (permission, just now)"
+                  )
+               ]
+               array [
+               ]
+            }
+         variant             struct {
+               int32 7
+               array [
+                  dict entry(
+                     string "label"
+                     variant                         string "fabric-remote: connected, 1 session"
+                  )
+               ]
+               array [
+               ]
+            }
+      ]
+   }
+"#;
+        assert_eq!(
+            parse_menu(text),
+            [
+                (
+                    3,
+                    "proj · Claude Code on fabric-remote · needs you (permission, just now)"
+                        .to_owned()
+                ),
+                (7, "fabric-remote: connected, 1 session".to_owned())
+            ]
+        );
+    }
 
     #[test]
     fn pixmaps_and_traffic_are_read_from_dbus_s_own_print() {

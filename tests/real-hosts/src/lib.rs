@@ -17,6 +17,8 @@
 //! - [`checks`]: the assertions, one per test, and the macro making a host's tests.
 //! - [`tui`], [`desktop`], [`needs_you`]: a host's TUI in tmux, the tray on a real SNI host
 //!   with a real notification daemon, and the proof of "which session needs you" on them.
+//! - [`remote`]: the same for Claude Code on another machine (a real sshd as another user),
+//!   set up with `fabric-session remote add` and followed by the tray over `ssh`.
 //!
 //! It never edits the product's code paths or forges a person's approval: approval goes
 //! through the host's own program.
@@ -33,6 +35,8 @@ pub mod install;
 pub mod jsonrpc;
 #[cfg(unix)]
 pub mod needs_you;
+#[cfg(unix)]
+pub mod remote;
 pub mod scenario;
 pub mod sessions;
 #[cfg(unix)]

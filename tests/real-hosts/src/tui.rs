@@ -1,6 +1,7 @@
 //! A host's interactive TUI as a person uses it: in a tmux pane of a private tmux server (its
-//! own socket, killed with everything in it when dropped), read as the screen shows it
-//! (`capture-pane`) and typed into (`send-keys`).
+//! own socket, killed with everything in it when dropped), or of another Unix user's own tmux
+//! (a remote's, [`Tui::start_as`]), read as the screen shows it (`capture-pane`) and typed
+//! into (`send-keys`).
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -9,9 +10,22 @@ use std::time::{Duration, Instant};
 /// How often the screen is read while waiting for something on it.
 const POLL: Duration = Duration::from_millis(40);
 
+/// How this test reaches the tmux server: a `tmux` command ready for its arguments.
+type TmuxCommand = Box<dyn Fn() -> Command + Send + Sync>;
+
+/// What the program in the pane runs with.
+enum EnvOf {
+    /// Exactly the given variables (`env -i`).
+    Only,
+    /// The given ones over the tmux server's, and tmux's own (`new-session -e`).
+    Added,
+}
+
 /// One TUI in a tmux pane.
 pub struct Tui {
-    socket: PathBuf,
+    tmux: TmuxCommand,
+    /// The pane, as tmux's `-t` names it.
+    target: String,
     /// What the program is, for messages.
     what: String,
     /// The program's pid (the pane's process; it leads its own process group).
@@ -30,25 +44,98 @@ impl Tui {
         env: &[(String, String)],
         cwd: &Path,
     ) -> Result<Tui, String> {
-        let mut command = Command::new("tmux");
+        let socket: PathBuf = socket.to_path_buf();
+        let tmux: TmuxCommand = Box::new(move || {
+            let mut command = Command::new("tmux");
+            command.arg("-S").arg(&socket);
+            command
+        });
+        Tui::start_on(
+            tmux,
+            "main",
+            "0",
+            EnvOf::Only,
+            what,
+            program,
+            args,
+            env,
+            cwd,
+        )
+    }
+
+    /// As [`Tui::start`], in the tmux server of another user: `tmux` gives a `tmux` command
+    /// run as that user (its default socket), the program goes into window 0 of a new tmux
+    /// session `session`, which then has `windows` more windows (a person's other work
+    /// there). The program gets `env` on top of the server's and tmux's own (`TMUX_PANE`).
+    #[allow(clippy::too_many_arguments)]
+    pub fn start_as(
+        tmux: TmuxCommand,
+        session: &str,
+        windows: usize,
+        what: &str,
+        program: &Path,
+        args: &[&str],
+        env: &[(String, String)],
+        cwd: &Path,
+    ) -> Result<Tui, String> {
+        let target = format!("{session}:0.0");
+        let tui = Tui::start_on(
+            tmux,
+            session,
+            &target,
+            EnvOf::Added,
+            what,
+            program,
+            args,
+            env,
+            cwd,
+        )?;
+        for _ in 0..windows {
+            tui.tmux(&["new-window", "-d", "-t", session]);
+        }
+        Ok(tui)
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn start_on(
+        tmux: TmuxCommand,
+        session: &str,
+        target: &str,
+        env_of: EnvOf,
+        what: &str,
+        program: &Path,
+        args: &[&str],
+        env: &[(String, String)],
+        cwd: &Path,
+    ) -> Result<Tui, String> {
+        let mut command = tmux();
         command
-            .arg("-S")
-            .arg(socket)
             .args([
                 "-f",
                 "/dev/null",
                 "new-session",
                 "-d",
+                "-s",
+                session,
                 "-x",
                 "200",
                 "-y",
                 "50",
             ])
             .arg("-c")
-            .arg(cwd)
-            .args(["env", "-i"]);
-        for (key, value) in env {
-            command.arg(format!("{key}={value}"));
+            .arg(cwd);
+        match env_of {
+            EnvOf::Only => {
+                command.args(["env", "-i"]);
+                for (key, value) in env {
+                    command.arg(format!("{key}={value}"));
+                }
+            }
+            EnvOf::Added => {
+                for (key, value) in env {
+                    command.arg("-e").arg(format!("{key}={value}"));
+                }
+            }
         }
         command.arg(program).args(args);
         let output = command
@@ -62,7 +149,8 @@ impl Tui {
             ));
         }
         let mut tui = Tui {
-            socket: socket.to_path_buf(),
+            tmux,
+            target: target.to_owned(),
             what: what.to_owned(),
             pid: None,
         };
@@ -71,10 +159,9 @@ impl Tui {
         Ok(tui)
     }
 
-    fn tmux(&self, args: &[&str]) -> std::process::Output {
-        Command::new("tmux")
-            .arg("-S")
-            .arg(&self.socket)
+    /// Runs `tmux args…` on this TUI's server, to its end.
+    pub fn tmux(&self, args: &[&str]) -> std::process::Output {
+        (self.tmux)()
             .args(args)
             .stdin(Stdio::null())
             .output()
@@ -83,20 +170,25 @@ impl Tui {
 
     /// The screen as it is now (its visible lines).
     pub fn screen(&self) -> String {
-        String::from_utf8_lossy(&self.tmux(&["capture-pane", "-p", "-t", "0"]).stdout).into_owned()
+        String::from_utf8_lossy(
+            &self
+                .tmux(&["capture-pane", "-p", "-t", &self.target])
+                .stdout,
+        )
+        .into_owned()
     }
 
     /// Types keys as tmux names them (`Enter`, `Escape`, `C-c`, `y`, …), one `send-keys` each.
     pub fn keys(&self, keys: &[&str]) {
         for key in keys {
-            self.tmux(&["send-keys", "-t", "0", key]);
+            self.tmux(&["send-keys", "-t", &self.target, key]);
         }
     }
 
     /// Types `text` literally, then Enter a second later, as a person does (Codex takes keys
     /// that come in a burst for a paste, and an Enter inside the burst for a new line).
     pub fn type_line(&self, text: &str) {
-        self.tmux(&["send-keys", "-t", "0", "-l", text]);
+        self.tmux(&["send-keys", "-t", &self.target, "-l", text]);
         std::thread::sleep(Duration::from_millis(1000));
         self.keys(&["Enter"]);
     }
@@ -134,7 +226,7 @@ impl Tui {
     fn pane_pid(&self) -> Option<u32> {
         String::from_utf8_lossy(
             &self
-                .tmux(&["display-message", "-p", "-t", "0", "#{pane_pid}"])
+                .tmux(&["display-message", "-p", "-t", &self.target, "#{pane_pid}"])
                 .stdout,
         )
         .trim()

@@ -242,17 +242,26 @@ impl SshRemote {
     /// `program` to be run as the remote user (its home, a plain `PATH`), for a caller that
     /// keeps it running (a shell that stands for an agent's host process, say).
     pub fn command_as_remote(&self, program: &str) -> Command {
-        let mut command = Command::new(program);
-        command
-            .env_clear()
-            .env("HOME", &self.home)
-            .env("USER", &self.user)
-            .env("LOGNAME", &self.user)
-            .env("PATH", "/usr/local/bin:/usr/bin:/bin")
-            .current_dir(&self.home)
-            .uid(self.uid)
-            .gid(self.gid);
-        command
+        self.as_remote()(program)
+    }
+
+    /// What [`SshRemote::command_as_remote`] does, as a function that outlives this borrow
+    /// (for a harness that keeps making commands: a tmux server's, say).
+    pub fn as_remote(&self) -> impl Fn(&str) -> Command + Send + Sync + 'static {
+        let (home, user, uid, gid) = (self.home.clone(), self.user.clone(), self.uid, self.gid);
+        move |program: &str| {
+            let mut command = Command::new(program);
+            command
+                .env_clear()
+                .env("HOME", &home)
+                .env("USER", &user)
+                .env("LOGNAME", &user)
+                .env("PATH", "/usr/local/bin:/usr/bin:/bin")
+                .current_dir(&home)
+                .uid(uid)
+                .gid(gid);
+            command
+        }
     }
 
     /// `ssh -F <config> fabric-remote <remote command>`, with a bounded connect, to its end.
