@@ -67,16 +67,9 @@ mod bench {
             ".claude.json",
             r#"{"mcpServers": {"fabric": {"command": "fabric-mcp"}}}"#,
         );
-        let out = remote.run_as_remote("nohup sleep 3600 >/dev/null 2>&1 & echo $!");
-        let pid: u32 = String::from_utf8_lossy(&out.stdout).trim().parse().unwrap();
-        let mut hub = fabric_fake::files::Hub::new(pid);
-        hub.features = vec!["session-hooks/1".into()];
-        let fabric_dir = remote.home().join(".local/share/passioncode-fabric");
-        write_as_remote(
-            &remote,
-            ".local/share/passioncode-fabric/hub.json",
-            &hub.to_json(&fabric_dir).to_string(),
-        );
+        remote.fabric_running(|pid, fabric_dir| {
+            fabric_fake::files::hub_text(fabric_dir, &["session-hooks/1"], pid)
+        });
         let payload = |event: &str, extra: &str| {
             format!(
                 r#"{{"session_id":"bench-1","cwd":"{}","hook_event_name":"{event}","source":"startup"{extra}}}"#,

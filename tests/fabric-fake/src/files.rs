@@ -134,6 +134,14 @@ pub fn write_hub(fabric_dir: &Path, features: &[&str], pid: u32) -> io::Result<P
     hub.write(fabric_dir)
 }
 
+/// The text of the `hub.json` [`write_hub`] writes, for a caller that writes it itself (as
+/// another Unix user, at the other end of an ssh).
+pub fn hub_text(fabric_dir: &Path, features: &[&str], pid: u32) -> String {
+    let mut hub = Hub::new(pid);
+    hub.features = features.iter().map(|f| f.to_string()).collect();
+    hub.to_json(fabric_dir).to_string()
+}
+
 /// Removes `<fabric_dir>/hub.json`, as Fabric does on quit; no error when it is missing.
 pub fn remove_hub(fabric_dir: &Path) -> io::Result<()> {
     match fs::remove_file(fabric_dir.join(HUB_FILE)) {

@@ -337,7 +337,7 @@ impl Desktop {
     /// Whether the item's icon shows the "needs you" mark: the red disc, bottom right.
     pub fn icon_has_mark(&self) -> Option<bool> {
         let (w, h, argb) = self.icon_pixmap()?;
-        Some(has_mark(w, h, &argb))
+        Some(test_support::picture::needs_you_mark(w, h, &argb))
     }
 
     /// The tray's menu as a host reads it: `(id, label)` of every labelled item
@@ -445,17 +445,6 @@ pub fn parse_pixmaps(text: &str) -> Vec<(u32, u32, Vec<u8>)> {
         }
     }
     out
-}
-
-/// Whether an ARGB icon has the "needs you" mark (a red disc centred at 48/64 of its size).
-pub fn has_mark(w: u32, h: u32, argb: &[u8]) -> bool {
-    let (cx, cy) = (w * 48 / 64, h * 48 / 64);
-    let red = |x: u32, y: u32| {
-        let i = ((y * w + x) * 4) as usize;
-        let [a, r, g, b] = [argb[i], argb[i + 1], argb[i + 2], argb[i + 3]];
-        a > 200 && r > 180 && g < 80 && b < 100
-    };
-    red(cx, cy) && red(cx.saturating_sub(w / 16), cy) && red(cx, cy.saturating_sub(h / 16))
 }
 
 /// One call or signal of the notification daemon's interface, as `dbus-monitor` printed it.

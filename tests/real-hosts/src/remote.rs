@@ -142,22 +142,9 @@ fn remote_person(remote: &SshRemote) -> Result<(), String> {
         })
         .to_string(),
     );
-    let out = checked(
-        remote.run_as_remote("nohup sleep 900 >/dev/null 2>&1 & echo $!"),
-        "Fabric's process there",
-    )?;
-    let pid: u32 = String::from_utf8_lossy(&out.stdout)
-        .trim()
-        .parse()
-        .map_err(|e| format!("Fabric's pid: {e}"))?;
-    let mut hub = fabric_fake::files::Hub::new(pid);
-    hub.features = vec![SESSION_HOOKS_FEATURE.into()];
-    let fabric_dir = remote.home().join(".local/share/passioncode-fabric");
-    write_as_remote(
-        remote,
-        ".local/share/passioncode-fabric/hub.json",
-        &hub.to_json(&fabric_dir).to_string(),
-    );
+    remote.fabric_running(|pid, fabric_dir| {
+        fabric_fake::files::hub_text(fabric_dir, &[SESSION_HOOKS_FEATURE], pid)
+    });
     Ok(())
 }
 

@@ -1,5 +1,6 @@
 //! A screenshot's pixels: a PNG (as `import` or a shell's screenshot call writes it) decoded
-//! to 8-bit RGB, row by row, and the few reads the desktop tests make of it.
+//! to 8-bit RGB, row by row, and the few reads the desktop tests make of it; and whether an
+//! icon as a tray host reads it (`IconPixmap`) carries the tray's "needs you" mark.
 
 use std::path::Path;
 
@@ -63,4 +64,18 @@ impl Picture {
         }
         out
     }
+}
+
+/// Whether an icon of `w`×`h` pixels as a StatusNotifierItem host reads it (`IconPixmap`: ARGB,
+/// 8 bits each, row by row) shows the tray's "needs you" mark: the red disc, bottom right.
+pub fn needs_you_mark(w: u32, h: u32, argb: &[u8]) -> bool {
+    let (cx, cy) = (w * 48 / 64, h * 48 / 64);
+    let red = |x: u32, y: u32| {
+        let i = ((y * w + x) * 4) as usize;
+        let Some(&[a, r, g, b]) = argb.get(i..i + 4) else {
+            return false;
+        };
+        a > 200 && r > 180 && g < 80 && b < 100
+    };
+    red(cx, cy) && red(cx.saturating_sub(w / 16), cy) && red(cx, cy.saturating_sub(h / 16))
 }

@@ -230,6 +230,20 @@ impl SshRemote {
         assert!(ssh.wait().expect("ssh").success(), "{}", self.sshd_log());
     }
 
+    /// Fabric "running" there: a long-lived process of the remote user (killed with the user),
+    /// named by the `hub.json` that `hub_json(pid, fabric_dir)` gives, written to Fabric's
+    /// folder there (`~/.local/share/passioncode-fabric`) as the remote user's.
+    pub fn fabric_running(&self, hub_json: impl FnOnce(u32, &Path) -> String) {
+        let out = self.run_as_remote("nohup sleep 3600 >/dev/null 2>&1 & echo $!");
+        let pid: u32 = String::from_utf8_lossy(&out.stdout)
+            .trim()
+            .parse()
+            .unwrap_or_else(|e| panic!("Fabric's pid there: {e}: {out:?}"));
+        let fabric_dir = self.home.join(".local/share/passioncode-fabric");
+        let hub = hub_json(pid, &fabric_dir);
+        write_as_remote(self, ".local/share/passioncode-fabric/hub.json", &hub);
+    }
+
     /// Runs `script` with `sh -c` as the remote user (its home, a plain `PATH`), to its end.
     pub fn run_as_remote(&self, script: &str) -> Output {
         self.command_as_remote("/bin/sh")

@@ -23,16 +23,9 @@ fn remote_fabric(remote: &SshRemote) {
         ".claude.json",
         r#"{"mcpServers": {"fabric": {"command": "fabric-mcp", "args": ["--runner", "claude-code"]}}}"#,
     );
-    let out = remote.run_as_remote("nohup sleep 900 >/dev/null 2>&1 & echo $!");
-    let pid: u32 = String::from_utf8_lossy(&out.stdout).trim().parse().unwrap();
-    let mut hub = fabric_fake::files::Hub::new(pid);
-    hub.features = vec!["session-hooks/1".into()];
-    let fabric_dir = remote.home().join(".local/share/passioncode-fabric");
-    write_as_remote(
-        remote,
-        ".local/share/passioncode-fabric/hub.json",
-        &hub.to_json(&fabric_dir).to_string(),
-    );
+    remote.fabric_running(|pid, fabric_dir| {
+        fabric_fake::files::hub_text(fabric_dir, &["session-hooks/1"], pid)
+    });
 }
 
 /// A hook's input file at the other end, and the line the pane's shell runs for it.
