@@ -35,8 +35,9 @@ packages=(
   # tests themselves; policy-rc.d below keeps the package's own sshd from starting
   openssh-server openssh-client
   # a dev container as a remote (tray/tests/robustness/containers.rs): Podman with runc (this
-  # kernel's hybrid cgroups are refused by crun)
-  podman runc
+  # kernel's hybrid cgroups are refused by crun), and Docker (the test starts its own dockerd
+  # on a socket of its own; policy-rc.d below keeps the package's from starting)
+  podman runc docker.io
   haskell-status-notifier-item-utils haskell-gtk-sni-tray-utils
   # the desktop shells, headless (tests/desktop-shells): GNOME Shell 43, its AppIndicator
   # extension and its notification daemon (gjs); KWin with Qt's Wayland platform, Plasma's
@@ -49,9 +50,9 @@ packages=(
   # Windows under Wine (tests/wine): Debian's Rust builds the Windows standard library
   rustc-web cargo-web rust-web-src rust-web-clippy gcc-mingw-w64-x86-64 wine64 nsis
 )
-# Installing openssh-server starts the system's sshd through invoke-rc.d where services run:
-# a policy-rc.d denying every start while apt-get runs keeps port 22 free (a container
-# without one, or with its own, is left as it was).
+# Installing openssh-server (or docker.io) starts the system's sshd (dockerd) through
+# invoke-rc.d where services run: a policy-rc.d denying every start while apt-get runs keeps
+# port 22 free (a container without one, or with its own, is left as it was).
 policy_rc=""
 if [ ! -e /usr/sbin/policy-rc.d ] && [ "$(id -u)" = 0 ] &&
   ! dpkg-query -W -f='${Status}' openssh-server 2>/dev/null | grep -q "install ok installed"; then

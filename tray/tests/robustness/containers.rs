@@ -1,15 +1,20 @@
-//! A dev container as a remote (issue 29 item 5), for real: Debian's Podman runs a container
-//! (an image made here from this machine's own programs, no registry), `fabric-session remote
-//! add podman:<name>` sets it up through `podman exec`, a session run by the real hooks inside
-//! reaches the real tray's menu, and a permission request there marks it.
+//! A dev container as a remote (issue 29 item 5), for real, with each engine this machine
+//! runs: Debian's Podman and Debian's Docker (`dockerd`, started by the test on a socket of its
+//! own). Each runs a container (an image made here from this machine's own programs, no
+//! registry); `fabric-session remote add podman:<name>` / `docker:<name>` sets it up through
+//! `podman exec` / `docker exec`; a session run by the real hooks inside reaches the real
+//! tray's menu, and a permission request there marks it.
 //!
 //! Podman is configured for this machine through `CONTAINERS_CONF` and
 //! `CONTAINERS_STORAGE_CONF`, as a person's `containers.conf` would: `runc` with `cgroupfs`
 //! (this kernel's cgroups are hybrid, which crun refuses), limits the sandbox allows, and a
-//! storage folder of the test's own (removed with it).
+//! storage folder of the test's own (removed with it). Docker's daemon gets the same: `vfs`
+//! storage, `cgroupfs`, no bridge and no iptables rules (the container has no network), its
+//! data in the test's folder; `docker` reaches it through `DOCKER_HOST`, as a person's
+//! context would.
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::{Child, Command, Output};
 
 use super::*;
 
@@ -32,13 +37,20 @@ const IMAGE_PROGRAMS: [&str; 14] = [
     "dirname",
 ];
 
-/// Podman set up for this machine, its storage in `dir`.
-struct Podman {
+/// A container engine set up for this machine, its state in `dir`.
+struct Engine {
     dir: tempfile::TempDir,
+    kind: Kind,
 }
 
-impl Podman {
-    fn new() -> Podman {
+enum Kind {
+    Podman,
+    /// The daemon this test started.
+    Docker(Child),
+}
+
+impl Engine {
+    fn podman() -> Engine {
         let dir = tempfile::tempdir().unwrap();
         std::fs::write(
             dir.path().join("containers.conf"),
@@ -54,28 +66,83 @@ impl Podman {
             ),
         )
         .unwrap();
-        Podman { dir }
+        Engine {
+            dir,
+            kind: Kind::Podman,
+        }
     }
 
-    fn env(&self) -> [(&'static str, String); 2] {
-        [
-            (
-                "CONTAINERS_CONF",
-                self.dir
-                    .path()
-                    .join("containers.conf")
-                    .display()
-                    .to_string(),
-            ),
-            (
-                "CONTAINERS_STORAGE_CONF",
-                self.dir.path().join("storage.conf").display().to_string(),
-            ),
-        ]
+    /// Starts `dockerd` on a socket in the test's folder, once it answers.
+    fn docker() -> Engine {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        let log = std::fs::File::create(d.join("dockerd.log")).unwrap();
+        let daemon = Command::new("dockerd")
+            .arg("--data-root")
+            .arg(d.join("data"))
+            .arg("--exec-root")
+            .arg(d.join("exec"))
+            .arg("--pidfile")
+            .arg(d.join("dockerd.pid"))
+            .arg("-H")
+            .arg(format!("unix://{}", d.join("docker.sock").display()))
+            .args([
+                "--storage-driver",
+                "vfs",
+                "--iptables=false",
+                "--ip6tables=false",
+                "--bridge=none",
+                "--exec-opt",
+                "native.cgroupdriver=cgroupfs",
+            ])
+            .stdin(Stdio::null())
+            .stdout(log.try_clone().unwrap())
+            .stderr(log)
+            .spawn()
+            .expect("dockerd (package docker.io)");
+        let engine = Engine {
+            dir,
+            kind: Kind::Docker(daemon),
+        };
+        wait_until("dockerd answering", WAIT, || {
+            engine
+                .run(&["version"], None)
+                .status
+                .success()
+                .then_some(())
+        });
+        engine
+    }
+
+    fn program(&self) -> &'static str {
+        match self.kind {
+            Kind::Podman => "podman",
+            Kind::Docker(_) => "docker",
+        }
+    }
+
+    fn env(&self) -> Vec<(&'static str, String)> {
+        let d = self.dir.path();
+        match self.kind {
+            Kind::Podman => vec![
+                (
+                    "CONTAINERS_CONF",
+                    d.join("containers.conf").display().to_string(),
+                ),
+                (
+                    "CONTAINERS_STORAGE_CONF",
+                    d.join("storage.conf").display().to_string(),
+                ),
+            ],
+            Kind::Docker(_) => vec![(
+                "DOCKER_HOST",
+                format!("unix://{}", d.join("docker.sock").display()),
+            )],
+        }
     }
 
     fn run(&self, args: &[&str], input: Option<&[u8]>) -> Output {
-        let mut command = Command::new("podman");
+        let mut command = Command::new(self.program());
         command.args(args).envs(self.env());
         match input {
             None => command.output().unwrap(),
@@ -95,8 +162,34 @@ impl Podman {
 
     fn ok(&self, args: &[&str], input: Option<&[u8]>) -> String {
         let out = self.run(args, input);
-        assert!(out.status.success(), "podman {args:?}: {out:?}");
+        assert!(out.status.success(), "{} {args:?}: {out:?}", self.program());
         String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+
+    /// Removes the container `name` at once.
+    fn remove(&self, name: &str) {
+        let _ = match self.kind {
+            Kind::Podman => self.run(&["rm", "-f", "-t", "0", name], None),
+            Kind::Docker(_) => self.run(&["rm", "-f", name], None),
+        };
+    }
+}
+
+impl Drop for Engine {
+    /// Docker's daemon is asked to stop (it stops its containerd), then killed if it lingers.
+    fn drop(&mut self) {
+        if let Kind::Docker(daemon) = &mut self.kind {
+            // SAFETY: signalling the daemon this test started.
+            unsafe {
+                libc::kill(daemon.id() as libc::pid_t, libc::SIGTERM);
+            }
+            let deadline = Instant::now() + Duration::from_secs(15);
+            while daemon.try_wait().ok().flatten().is_none() && Instant::now() < deadline {
+                std::thread::sleep(Duration::from_millis(100));
+            }
+            let _ = daemon.kill();
+            let _ = daemon.wait();
+        }
     }
 }
 
@@ -156,14 +249,39 @@ fn a_dev_container_s_session_reaches_the_tray() {
     {
         return;
     }
-    let podman = Podman::new();
-    let name = format!("fabric-dev-{}", std::process::id());
+    a_container_s_session_reaches_the_tray(Engine::podman());
+}
+
+#[test]
+fn a_docker_container_s_session_reaches_the_tray() {
+    let test = "a_docker_container_s_session_reaches_the_tray";
+    if !available(test)
+        || !programs_available(
+            test,
+            &["dockerd", "docker", "containerd", "runc"],
+            "no docker",
+            "docker.io",
+        )
+    {
+        return;
+    }
+    if !test_support::special_files::running_as_root() {
+        test_support::desktop::cannot_run(test, "dockerd needs root");
+        return;
+    }
+    a_container_s_session_reaches_the_tray(Engine::docker());
+}
+
+/// The whole proof with one engine: `remote add <engine>:<name>`, a session inside, the menu.
+fn a_container_s_session_reaches_the_tray(containers: Engine) {
+    let engine = containers.program();
+    let name = format!("fabric-dev-{engine}-{}", std::process::id());
     let image = format!("localhost/{name}:test");
     let mut programs: Vec<PathBuf> = IMAGE_PROGRAMS.iter().map(|p| which(p)).collect();
     programs.push(session_binary());
-    let tar = image_tar(podman.dir.path(), &programs);
-    podman.ok(&["import", tar.to_str().unwrap(), &image], None);
-    podman.ok(
+    let tar = image_tar(containers.dir.path(), &programs);
+    containers.ok(&["import", tar.to_str().unwrap(), &image], None);
+    containers.ok(
         &[
             "run",
             "-d",
@@ -177,26 +295,26 @@ fn a_dev_container_s_session_reaches_the_tray() {
         ],
         None,
     );
-    struct Gone<'a>(&'a Podman, String);
+    struct Gone<'a>(&'a Engine, String);
     impl Drop for Gone<'_> {
         fn drop(&mut self) {
-            let _ = self.0.run(&["rm", "-f", "-t", "0", &self.1], None);
+            self.0.remove(&self.1);
         }
     }
-    let _gone = Gone(&podman, name.clone());
+    let _gone = Gone(&containers, name.clone());
 
-    let mut desktop = Desktop::start_bare("remote-podman");
+    let mut desktop = Desktop::start_bare(&format!("remote-{engine}"));
     start_watcher(&mut desktop);
-    let spec = format!("podman:{name}");
+    let spec = format!("{engine}:{name}");
     let remote_add = |extra: &[&str]| {
         let mut command = desktop.command(session_binary());
         command
             .args(["remote", "add", &spec])
             .args(extra)
-            .envs(podman.env());
+            .envs(containers.env());
         command.output().unwrap()
     };
-    // `remote add` over `podman exec`: checked, copied, the plan shown; applied with its digest.
+    // `remote add` over `<engine> exec`: checked, copied, the plan shown; applied with its digest.
     let out = remote_add(&[]);
     let said = String::from_utf8_lossy(&out.stdout).into_owned();
     assert!(
@@ -221,7 +339,7 @@ fn a_dev_container_s_session_reaches_the_tray() {
         .to_string();
     let out = remote_add(&["--apply", "--expect-sha256", &digest]);
     assert!(out.status.success(), "{out:?}");
-    let hooks = podman.ok(&["exec", &name, "cat", "/root/.claude/settings.json"], None);
+    let hooks = containers.ok(&["exec", &name, "cat", "/root/.claude/settings.json"], None);
     assert!(
         hooks.contains("/root/.local/share/fabric-companion/bin/fabric-session hook"),
         "{hooks}"
@@ -234,7 +352,7 @@ fn a_dev_container_s_session_reaches_the_tray() {
         .to_json(Path::new("/root/.local/share/passioncode-fabric"))
         .to_string();
     let put = |path: &str, text: &str| {
-        podman.ok(
+        containers.ok(
             &[
                 "exec",
                 "-i",
@@ -274,9 +392,9 @@ fn a_dev_container_s_session_reaches_the_tray() {
             "mkdir -p /root/api && cd /root/api\n{program} hook session-start < /root/start.json\n{program} hook user-prompt-submit < /root/prompt.json\nexec sleep 100000\n"
         ),
     );
-    podman.ok(&["exec", "-d", &name, "sh", "/root/host.sh"], None);
+    containers.ok(&["exec", "-d", &name, "sh", "/root/host.sh"], None);
 
-    let env: Vec<(&str, String)> = podman.env().into_iter().collect();
+    let env: Vec<(&str, String)> = containers.env().into_iter().collect();
     let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (*k, v.as_str())).collect();
     let tray = start_tray_with(
         &mut desktop,
@@ -293,7 +411,7 @@ fn a_dev_container_s_session_reaches_the_tray() {
         l == format!("{name}: connected, 1 session")
     });
 
-    podman.ok(
+    containers.ok(
         &[
             "exec",
             &name,
