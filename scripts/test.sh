@@ -54,8 +54,9 @@ packages=(
 # invoke-rc.d where services run: a policy-rc.d denying every start while apt-get runs keeps
 # port 22 free (a container without one, or with its own, is left as it was).
 policy_rc=""
+installed() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "install ok installed"; }
 if [ ! -e /usr/sbin/policy-rc.d ] && [ "$(id -u)" = 0 ] &&
-  ! dpkg-query -W -f='${Status}' openssh-server 2>/dev/null | grep -q "install ok installed"; then
+  { ! installed openssh-server || ! installed docker.io; }; then
   policy_rc=/usr/sbin/policy-rc.d
   printf '#!/bin/sh\nexit 101\n' >"$policy_rc" && chmod 755 "$policy_rc"
 fi
