@@ -13,6 +13,7 @@ use crate::commands::{
 use crate::desktop::{DesktopView, JumpView};
 use crate::log_tail::{LogFile, LogLine, LogOutcome, LogUpdate};
 use crate::open_request::{OpenRequest, OpenView};
+use crate::remote_setup::{RemoteSetupDone, RemoteSetupPlan};
 use crate::remotes::{RemoteLink, RemoteSessionView, RemoteView};
 use crate::services::{ServiceState, ServiceView};
 use crate::watch::{StateChanged, StateKind};
@@ -92,6 +93,8 @@ fn declarations() -> Vec<String> {
         ServicesView,
         SettingsForm,
         SettingsView,
+        RemoteSetupPlan,
+        RemoteSetupDone,
         TestNotification,
         FocusView,
         StateKind,
