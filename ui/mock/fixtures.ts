@@ -1,6 +1,6 @@
 // Facts the mocked IPC serves, for the unit and browser tests.
 
-import type { LogLine, PlanView, ServicesView, SettingsView, StatusView } from '../src/types';
+import type { LogLine, PlanView, RemoteSetupPlan, ServicesView, SettingsView, StatusView } from '../src/types';
 
 export function statusFixture(): StatusView {
   return {
@@ -255,5 +255,28 @@ export function settingsFixture(): SettingsView {
       'Muted projects (folder names): their sessions never notify; the icon still counts them.',
     ],
     dismissedHookOffers: [],
+  };
+}
+
+/** What "Set up…" answers for build-box: our program copied, Claude Code's plan there. */
+export function remoteSetupFixture(): RemoteSetupPlan {
+  const digest = 'sha256:5e7a0c1d2b3f4e5a6b7c8d9e0f1a2b3c4d5e6f708192a3b4c5d6e7f8091a2b3c';
+  return {
+    remote: 'build-box',
+    label: 'build-box',
+    host: 'claude',
+    machine: 'x86_64',
+    programSha256: '9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08',
+    changes: true,
+    planText: [
+      'Claude Code on build-box: /home/ada/.claude/settings.json',
+      '  Would add:',
+      '    hooks.SessionStart: /home/ada/.local/share/fabric-companion/bin/fabric-session hook session-start',
+      '    hooks.UserPromptSubmit: /home/ada/.local/share/fabric-companion/bin/fabric-session hook prompt',
+      '    hooks.Stop: /home/ada/.local/share/fabric-companion/bin/fabric-session hook stop',
+      `  Plan digest: ${digest}`,
+      '',
+    ].join('\n'),
+    digest,
   };
 }

@@ -13,6 +13,8 @@ import type {
   OpenRequest,
   Operation,
   PlanView,
+  RemoteSetupDone,
+  RemoteSetupPlan,
   ServicesView,
   SettingsForm,
   SettingsView,
@@ -32,6 +34,12 @@ export const api = {
   saveSettings: (form: SettingsForm): Promise<SettingsView> => invoke('save_settings', { form }),
   offerHooksAgain: (host: HostId): Promise<SettingsView> => invoke('offer_hooks_again', { host }),
   sendTestNotification: (): Promise<TestNotification> => invoke('send_test_notification'),
+  /** "Set up…": checks the remote's system, copies our program there, reads its hook plan. */
+  prepareRemote: (destination: string, host: HostId): Promise<RemoteSetupPlan> =>
+    invoke('prepare_remote', { destination, host }),
+  /** "Apply" in the consent panel: exactly the plan whose digest was shown; then followed. */
+  applyRemote: (destination: string, host: HostId, digest: string): Promise<RemoteSetupDone> =>
+    invoke('apply_remote', { destination, host, digest }),
   focusSession: (session: string): Promise<FocusView> => invoke('focus_session', { session }),
   /** What this desktop lacks for the tray icon and the jump. */
   desktopSupport: (): Promise<DesktopView | null> => invoke('desktop_support'),
