@@ -144,14 +144,17 @@ fn remove(paths: &Paths, destination: &str, apply: bool) -> anyhow::Result<u8> {
         );
         return Ok(0);
     }
-    for (host, _, digest) in &plans {
-        setup::hook_apply(&remote, *host, true, digest)?;
+    let shown: Vec<_> = plans
+        .iter()
+        .map(|(host, _, digest)| (*host, digest.clone()))
+        .collect();
+    setup::take_down(&remote, &shown)?;
+    for (host, _) in &shown {
         println!(
             "Took {}'s hooks of ours out on {label}.",
             host.display_name()
         );
     }
-    setup::remove_program(&remote)?;
     println!("Removed fabric-session from {label}.");
     if setup::follow(paths, &remote, false)? {
         println!("The tray no longer follows {label}.");

@@ -75,6 +75,11 @@ pub enum SetupError {
     },
     #[error("{label}: {message}")]
     Refused { label: String, message: String },
+    #[error(
+        "{label}: {} runs fabric-session there, and that was not in the plan shown: fabric-session stays there; look at the plan again",
+        host.display_name()
+    )]
+    StillHooked { label: String, host: Host },
     #[error("{label} gave an answer that does not read as {what}")]
     Garbled { label: String, what: &'static str },
     #[error("{label} did not finish {what} within {} s", STEP_DEADLINE.as_secs())]
@@ -432,6 +437,22 @@ pub fn removal_plans(remote: &Remote) -> Result<Vec<(Host, RemotePlan, PlanDiges
         }
     }
     Ok(plans)
+}
+
+/// Takes a remote down as the person saw it: each host's hooks of ours taken out with the
+/// digest of the removal plan shown ([`removal_plans`]), then our program removed, only once
+/// no config there runs it (hooks added since the plans were read stop it, in one line).
+pub fn take_down(remote: &Remote, shown: &[(Host, PlanDigest)]) -> Result<(), SetupError> {
+    for (host, digest) in shown {
+        hook_apply(remote, *host, true, digest)?;
+    }
+    if let Some((host, _, _)) = removal_plans(remote)?.first() {
+        return Err(SetupError::StillHooked {
+            label: remote.label(),
+            host: *host,
+        });
+    }
+    remove_program(remote)
 }
 
 /// Has the tray follow `remote` (`on`) or stop following it: the settings' `remotes`, the
