@@ -7,7 +7,7 @@
 //! (descriptor validation and probes), `desktop` (tray, autostart, test notification),
 //! `open_request` (`--view hooks --host <host>`, at start or handed over by a second start),
 //! `remotes` (the remotes the tray follows, as it saved them), `remote_setup` (a remote's
-//! "Set up…": its plan shown, applied on the person's click).
+//! "Set up…" and "Take down…": its plan shown, applied on the person's click).
 //! Nothing here logs message content, user file paths, branch names or prompts.
 
 #[cfg(test)]
@@ -89,6 +89,8 @@ pub fn run() {
             commands::enable_jump_extension,
             remote_setup::prepare_remote,
             remote_setup::apply_remote,
+            remote_setup::plan_remote_removal,
+            remote_setup::take_down_remote,
         ])
         .setup(move |app| {
             watch::start(app.handle().clone(), paths, tail);

@@ -1,8 +1,10 @@
-//! The dashboard's "Set up…" for a remote: before consent, its system checked, our
-//! `fabric-session` copied there and a host's hook plan read there ([`prepare`]); on the
-//! person's click, exactly that plan applied (by its digest) and the remote followed
-//! ([`apply`]). The steps are `companion_remotes::setup`'s, the same as `fabric-session remote
-//! add`. They run `ssh`: the commands run them off the page's thread.
+//! The dashboard's "Set up…" and "Take down…" for a remote: before consent, its system
+//! checked, our `fabric-session` copied there and a host's hook plan read there ([`prepare`]);
+//! on the person's click, exactly that plan applied (by its digest) and the remote followed
+//! ([`apply`]). Taking down: each host's removal plan shown ([`removal`]), then on the click
+//! exactly those taken out, our program removed and the remote no longer followed
+//! ([`take_down`]). The steps are `companion_remotes::setup`'s, the same as `fabric-session
+//! remote add/remove`. They run `ssh`: the commands run them off the page's thread.
 
 use std::path::PathBuf;
 
@@ -10,7 +12,7 @@ use companion_hosts::host::Host;
 use companion_platform::paths::Paths;
 use companion_remotes::remote::{PlanDigest, Remote};
 use companion_remotes::setup;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use tauri::State;
 
 use crate::commands::{self, AppState, SettingsView};
@@ -52,6 +54,49 @@ pub struct RemoteSetupDone {
     pub settings: SettingsView,
 }
 
+/// One host's removal plan at the remote.
+#[derive(Debug, Clone, Serialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
+#[serde(rename_all = "camelCase")]
+pub struct RemoteHostRemoval {
+    pub host: Host,
+    /// The plan as the remote's dry run gives it (the same text as `remote remove` prints).
+    pub plan_text: String,
+    pub digest: String,
+}
+
+/// What taking a remote down would do: each host whose config there runs our hooks (none
+/// when nothing of ours runs there; the program is removed either way).
+#[derive(Debug, Clone, Serialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
+#[serde(rename_all = "camelCase")]
+pub struct RemoteRemovalPlan {
+    pub remote: String,
+    pub label: String,
+    pub hosts: Vec<RemoteHostRemoval>,
+}
+
+/// A host's removal plan the person saw: the page sends back each one it showed.
+#[derive(Debug, Clone, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
+#[serde(rename_all = "camelCase")]
+pub struct ShownDigest {
+    pub host: Host,
+    pub digest: String,
+}
+
+/// What taking down did.
+#[derive(Debug, Clone, Serialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
+#[serde(rename_all = "camelCase")]
+pub struct RemoteTakenDown {
+    pub remote: String,
+    pub label: String,
+    /// Whether the remote was taken out of the remotes the tray follows (it was there).
+    pub unfollowed: bool,
+    pub settings: SettingsView,
+}
+
 fn parse(destination: &str) -> CommandResult<Remote> {
     let destination = destination.trim();
     Remote::parse(destination).map_err(|err| {
@@ -61,6 +106,11 @@ fn parse(destination: &str) -> CommandResult<Remote> {
 
 /// The `fabric-session` this machine's hooks run, to be copied: the package's, else the app's
 /// stable copy, else the one the dashboard finds (the lookup local hook installs use).
+fn digest(text: &str) -> CommandResult<PlanDigest> {
+    PlanDigest::new(text.trim())
+        .ok_or_else(|| CommandError::Invalid(format!("\"{text}\" is not a digest a plan shows")))
+}
+
 fn local_program(paths: &Paths) -> CommandResult<PathBuf> {
     if let Some(packaged) = companion_hosts::stable_binary::packaged_program() {
         return Ok(packaged);
@@ -106,9 +156,7 @@ pub fn apply(
     digest: &str,
 ) -> CommandResult<RemoteSetupDone> {
     let remote = parse(destination)?;
-    let expect = PlanDigest::new(digest.trim()).ok_or_else(|| {
-        CommandError::Invalid(format!("\"{digest}\" is not a digest a plan shows"))
-    })?;
+    let expect = self::digest(digest)?;
     setup::hook_apply(&remote, host, false, &expect)?;
     let followed = setup::follow(paths, &remote, true)?;
     tracing::info!(host = host.cli_name(), followed, "remote set up");
@@ -119,6 +167,70 @@ pub fn apply(
         followed,
         settings: commands::settings_view(paths),
     })
+}
+
+/// Each host's removal plan at the remote (writes nothing).
+pub fn removal(destination: &str) -> CommandResult<RemoteRemovalPlan> {
+    let remote = parse(destination)?;
+    let label = remote.label();
+    let hosts = setup::removal_plans(&remote)?
+        .into_iter()
+        .map(|(host, plan, digest)| RemoteHostRemoval {
+            host,
+            plan_text: plan.render(host, &label),
+            digest: digest.as_str().to_string(),
+        })
+        .collect();
+    Ok(RemoteRemovalPlan {
+        remote: remote.spec().to_string(),
+        label,
+        hosts,
+    })
+}
+
+/// Takes out exactly the removal plans shown (by their digests), removes our program there
+/// (refused when a config there still runs it) and stops following the remote.
+pub fn take_down(
+    paths: &Paths,
+    destination: &str,
+    shown: &[ShownDigest],
+) -> CommandResult<RemoteTakenDown> {
+    let remote = parse(destination)?;
+    let shown = shown
+        .iter()
+        .map(|s| Ok((s.host, digest(&s.digest)?)))
+        .collect::<CommandResult<Vec<_>>>()?;
+    setup::take_down(&remote, &shown)?;
+    let unfollowed = setup::follow(paths, &remote, false)?;
+    tracing::info!(hosts = shown.len(), unfollowed, "remote taken down");
+    Ok(RemoteTakenDown {
+        remote: remote.spec().to_string(),
+        label: remote.label(),
+        unfollowed,
+        settings: commands::settings_view(paths),
+    })
+}
+
+/// "Take down…": [`removal`], off the page's thread.
+#[tauri::command]
+pub async fn plan_remote_removal(destination: String) -> CommandResult<RemoteRemovalPlan> {
+    tauri::async_runtime::spawn_blocking(move || removal(&destination))
+        .await
+        .map_err(|e| CommandError::Invalid(e.to_string()))?
+}
+
+/// "Take down" in the consent panel: [`take_down`] with the digests shown, off the page's
+/// thread.
+#[tauri::command]
+pub async fn take_down_remote(
+    state: State<'_, AppState>,
+    destination: String,
+    shown: Vec<ShownDigest>,
+) -> CommandResult<RemoteTakenDown> {
+    let paths = state.paths.clone();
+    tauri::async_runtime::spawn_blocking(move || take_down(&paths, &destination, &shown))
+        .await
+        .map_err(|e| CommandError::Invalid(e.to_string()))?
 }
 
 /// "Set up…": [`prepare`], off the page's thread.

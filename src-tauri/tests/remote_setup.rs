@@ -2,8 +2,9 @@
 //! commands run off the page's thread) against a real OpenSSH remote (test-support's
 //! `ssh_remote`: Debian's sshd on a loopback port, a fresh Unix user): our program copied and
 //! checked, the plan and its digest given back with nothing applied, a wrong digest refused
-//! with nothing changed, the right one applied there and the remote followed here; a remote
-//! whose host key is not known yet says the `ssh` command to run, in one line.
+//! with nothing changed, the right one applied there and the remote followed here; taken down
+//! only as the removal plans shown say; a remote whose host key is not known yet says the
+//! `ssh` command to run, in one line.
 //! Linux, as root (a user is made for the remote).
 #![cfg(target_os = "linux")]
 
@@ -12,7 +13,7 @@ use std::path::Path;
 use companion_hosts::host::Host;
 use companion_platform::paths::Paths;
 use companion_sessions::settings;
-use fabric_companion::remote_setup::{apply, prepare};
+use fabric_companion::remote_setup::{ShownDigest, apply, prepare, removal, take_down};
 use test_support::ssh_remote::{ALIAS, PROGRAM, SshRemote};
 
 fn paths(home: &Path) -> Paths {
@@ -112,6 +113,63 @@ fn set_up_shows_the_plan_and_applies_only_the_digest_shown() {
     assert!(!done.followed, "followed twice");
     assert_eq!(followed(&paths), [ALIAS]);
     assert_eq!(std::fs::read_to_string(&claude_settings).unwrap(), written);
+
+    // Take down: each host's removal plan; a digest not shown takes nothing out.
+    let plans = removal(ALIAS).unwrap();
+    assert_eq!(
+        plans.hosts.iter().map(|h| h.host).collect::<Vec<_>>(),
+        [Host::Claude]
+    );
+    assert!(
+        plans.hosts[0].plan_text.contains("Would take out"),
+        "{}",
+        plans.hosts[0].plan_text
+    );
+    let not_shown = [ShownDigest {
+        host: Host::Claude,
+        digest: wrong.clone(),
+    }];
+    let refused = take_down(&paths, ALIAS, &not_shown)
+        .unwrap_err()
+        .to_string();
+    assert!(refused.starts_with(&format!("{ALIAS}: ")), "{refused}");
+    assert!(!refused.contains('\n'), "{refused}");
+    assert_eq!(std::fs::read_to_string(&claude_settings).unwrap(), written);
+    assert!(
+        program.exists(),
+        "the program went with its hooks still there"
+    );
+    assert_eq!(followed(&paths), [ALIAS]);
+    // Hooks that were not in the plans shown keep the program there, said in one line.
+    let refused = take_down(&paths, ALIAS, &[]).unwrap_err().to_string();
+    assert_eq!(
+        refused,
+        format!(
+            "{ALIAS}: Claude Code runs fabric-session there, and that was not in the plan shown: fabric-session stays there; look at the plan again"
+        )
+    );
+    assert!(
+        program.exists(),
+        "the program went with its hooks still there"
+    );
+    // The plans shown: our hooks out, the program removed, the remote no longer followed.
+    let shown: Vec<ShownDigest> = plans
+        .hosts
+        .iter()
+        .map(|h| ShownDigest {
+            host: h.host,
+            digest: h.digest.clone(),
+        })
+        .collect();
+    let done = take_down(&paths, ALIAS, &shown)
+        .unwrap_or_else(|err| panic!("{err}\nsshd: {}", remote.sshd_log()));
+    assert!(done.unfollowed);
+    assert!(done.settings.form.remotes.is_empty());
+    assert!(followed(&paths).is_empty());
+    assert!(!program.exists(), "the program stayed");
+    let left = std::fs::read_to_string(&claude_settings).unwrap_or_default();
+    assert!(!left.contains("fabric-session"), "{left}");
+    assert!(removal(ALIAS).unwrap().hosts.is_empty());
 
     // A remote that needs a person first says what to run, in one line.
     // SAFETY: as above.

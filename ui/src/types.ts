@@ -376,6 +376,22 @@ followed: boolean,
  */
 settings: SettingsView, };
 
+export type RemoteHostRemoval = { host: HostId, 
+/**
+ * The plan as the remote's dry run gives it (the same text as `remote remove` prints).
+ */
+planText: string, digest: string, };
+
+export type RemoteRemovalPlan = { remote: string, label: string, hosts: Array<RemoteHostRemoval>, };
+
+export type ShownDigest = { host: HostId, digest: string, };
+
+export type RemoteTakenDown = { remote: string, label: string, 
+/**
+ * Whether the remote was taken out of the remotes the tray follows (it was there).
+ */
+unfollowed: boolean, settings: SettingsView, };
+
 export type TestNotification = { requested: boolean, trayRunning: boolean, };
 
 export type FocusView = { "outcome": "raised", what: string, } | { "outcome": "gone" } | { "outcome": "unknown" } | { "outcome": "notAllowed", why: string, place: string, };
