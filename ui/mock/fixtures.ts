@@ -1,6 +1,14 @@
 // Facts the mocked IPC serves, for the unit and browser tests.
 
-import type { LogLine, PlanView, RemoteSetupPlan, ServicesView, SettingsView, StatusView } from '../src/types';
+import type {
+  LogLine,
+  PlanView,
+  RemoteRemovalPlan,
+  RemoteSetupPlan,
+  ServicesView,
+  SettingsView,
+  StatusView,
+} from '../src/types';
 
 export function statusFixture(): StatusView {
   return {
@@ -278,5 +286,28 @@ export function remoteSetupFixture(): RemoteSetupPlan {
       '',
     ].join('\n'),
     digest,
+  };
+}
+
+/** What "Take down…" answers for build-box: Claude Code's and Codex's hooks of ours there. */
+export function remoteRemovalFixture(): RemoteRemovalPlan {
+  const program = '/home/ada/.local/share/fabric-companion/bin/fabric-session';
+  const claude = 'sha256:1c1c2d2d3e3e4f4f5a5a6b6b7c7c8d8d9e9e0f0f1a1a2b2b3c3c4d4d5e5e6f6f';
+  const codex = 'sha256:c0dec0dec0dec0dec0dec0dec0dec0dec0dec0dec0dec0dec0dec0dec0dec0de';
+  return {
+    remote: 'build-box',
+    label: 'build-box',
+    hosts: [
+      {
+        host: 'claude',
+        planText: `Claude Code on build-box: /home/ada/.claude/settings.json\n  Would take out:\n    hooks.SessionStart: ${program} hook session-start\n  Plan digest: ${claude}\n`,
+        digest: claude,
+      },
+      {
+        host: 'codex',
+        planText: `Codex on build-box: /home/ada/.codex/hooks.json\n  Would take out:\n    hooks.SessionStart: ${program} hook session-start\n  Plan digest: ${codex}\n`,
+        digest: codex,
+      },
+    ],
   };
 }

@@ -3,7 +3,15 @@
 
 import { mockIPC, mockWindows } from '@tauri-apps/api/mocks';
 import { emit } from '@tauri-apps/api/event';
-import { logLine, planFixture, remoteSetupFixture, servicesFixture, settingsFixture, statusFixture } from './fixtures';
+import {
+  logLine,
+  planFixture,
+  remoteRemovalFixture,
+  remoteSetupFixture,
+  servicesFixture,
+  settingsFixture,
+  statusFixture,
+} from './fixtures';
 import type { InvokeArgs } from '@tauri-apps/api/core';
 
 interface MockState {
@@ -19,6 +27,7 @@ interface MockState {
   remoteApplyError: string | null;
   /** How long "Set up…" takes to answer (its progress shows meanwhile). */
   remoteDelayMs: number;
+  remoteRemoval: ReturnType<typeof remoteRemovalFixture>;
   calls: Array<{ cmd: string; args: unknown }>;
   emit: (event: string, payload: unknown) => Promise<void>;
   logLine: typeof logLine;
@@ -36,6 +45,7 @@ const state: MockState = {
   remotePrepareError: null,
   remoteApplyError: null,
   remoteDelayMs: 0,
+  remoteRemoval: remoteRemovalFixture(),
   calls: [],
   emit: (event, payload) => emit(event, payload),
   logLine,
@@ -98,6 +108,19 @@ mockIPC(
           };
         }
         return { remote: destination, label: destination, host, followed, settings: state.settings };
+      }
+      case 'plan_remote_removal': {
+        const { destination } = args as { destination: string };
+        return { ...state.remoteRemoval, remote: destination, label: destination.replace(/^.*@/, '') };
+      }
+      case 'take_down_remote': {
+        const { destination } = args as { destination: string };
+        const unfollowed = state.settings.form.remotes.includes(destination);
+        state.settings = {
+          ...state.settings,
+          form: { ...state.settings.form, remotes: state.settings.form.remotes.filter((r) => r !== destination) },
+        };
+        return { remote: destination, label: destination.replace(/^.*@/, ''), unfollowed, settings: state.settings };
       }
       case 'send_test_notification':
         return { requested: true, trayRunning: true };

@@ -1,24 +1,27 @@
 // Settings' "Set up another machine": a destination set up the way `fabric-session remote add`
 // does it. "Set up…" checks the remote's system, copies our program there and shows the host's
 // hook plan with its digest in a consent panel; only the person's "Apply" applies exactly that
-// plan (by the digest shown) and has the tray follow the remote. Cancel applies nothing.
+// plan (by the digest shown) and has the tray follow the remote. "Take down…" shows each host's
+// removal plan there; only "Take down" takes exactly those out, removes our program and stops
+// following it (`remote remove`). Cancel changes nothing.
 
 import { errorText, type Api } from '../api';
 import { h } from '../dom';
 import { HOST_LABELS } from '../labels';
-import type { HostId, RemoteSetupPlan, SettingsView } from '../types';
+import type { HostId, RemoteRemovalPlan, RemoteSetupPlan, SettingsView } from '../types';
 
 export class RemoteSetupView {
   private readonly destination: HTMLInputElement;
   private readonly host: HTMLSelectElement;
   private readonly start: HTMLButtonElement;
+  private readonly takeDown: HTMLButtonElement;
   private readonly panel: HTMLElement;
   /** The destination being set up: a later click replaces an earlier answer. */
   private current = 0;
 
   constructor(
     readonly el: HTMLElement,
-    private readonly api: Pick<Api, 'prepareRemote' | 'applyRemote'>,
+    private readonly api: Pick<Api, 'prepareRemote' | 'applyRemote' | 'planRemoteRemoval' | 'takeDownRemote'>,
     private readonly onSettings: (view: SettingsView) => void,
   ) {
     this.destination = h('input', {
@@ -34,6 +37,8 @@ export class RemoteSetupView {
       ...(Object.keys(HOST_LABELS) as HostId[]).map((host) => h('option', { value: host }, HOST_LABELS[host])),
     );
     this.start = h('button', { type: 'submit', class: 'primary', id: 'remote-setup' }, 'Set up…');
+    this.takeDown = h('button', { type: 'button', id: 'remote-take-down' }, 'Take down…');
+    this.takeDown.addEventListener('click', () => void this.planRemoval(this.destination.value.trim()));
     this.panel = h('div', {
       id: 'remote-setup-panel',
       role: 'region',
@@ -45,7 +50,7 @@ export class RemoteSetupView {
       { id: 'remote-setup-form' },
       h('div', { class: 'row' }, h('label', { for: 'remote-destination' }, 'Destination'), this.destination),
       h('div', { class: 'row' }, h('label', { for: 'remote-host' }, 'Hooks for'), this.host),
-      h('div', { class: 'actions' }, this.start),
+      h('div', { class: 'actions' }, this.start, this.takeDown),
     );
     form.addEventListener('submit', (event) => {
       event.preventDefault();
@@ -56,7 +61,7 @@ export class RemoteSetupView {
       h(
         'p',
         { class: 'muted small' },
-        'An ssh destination or Host alias of ~/.ssh/config, docker:<container>, podman:<container> or wsl:<distribution>. Set up… checks its system, copies fabric-session there over your own ssh (checksum verified) and shows the hook plan there. Nothing in its config is written until you click Apply; then the tray follows it.',
+        'An ssh destination or Host alias of ~/.ssh/config, docker:<container>, podman:<container> or wsl:<distribution>. Set up… checks its system, copies fabric-session there over your own ssh (checksum verified) and shows the hook plan there. Nothing in its config is written until you click Apply; then the tray follows it. Take down… shows which hooks of ours it would take out there; only your click takes them out, removes fabric-session there and stops following it.',
       ),
       form,
       this.panel,
@@ -89,6 +94,97 @@ export class RemoteSetupView {
       if (ticket === this.current) this.start.disabled = false;
     }
     if (ticket === this.current) this.consent(plan);
+  }
+
+  /** "Take down…": each host's removal plan there, for consent. */
+  async planRemoval(destination: string): Promise<void> {
+    const ticket = ++this.current;
+    if (destination === '') {
+      this.refused('Type a destination first (an ssh destination or Host alias).', false);
+      return;
+    }
+    this.takeDown.disabled = true;
+    this.panel.hidden = false;
+    this.panel.replaceChildren(
+      h(
+        'p',
+        { role: 'status', 'aria-live': 'polite', 'data-fact': 'remote-progress' },
+        `Reading which hooks of ours ${destination} runs…`,
+      ),
+    );
+    let plan: RemoteRemovalPlan;
+    try {
+      plan = await this.api.planRemoteRemoval(destination);
+    } catch (error) {
+      if (ticket === this.current) this.refused(errorText(error), false);
+      return;
+    } finally {
+      if (ticket === this.current) this.takeDown.disabled = false;
+    }
+    if (ticket === this.current) this.removalConsent(plan);
+  }
+
+  private removalConsent(plan: RemoteRemovalPlan): void {
+    const title = h('h3', { id: 'remote-plan-h', tabindex: -1 }, `Take fabric-session off ${plan.label}`);
+    const go = h(
+      'button',
+      { type: 'button', class: 'primary', 'data-action': 'remote-take-down-apply' },
+      `Take down ${plan.label}`,
+    );
+    const cancel = h('button', { type: 'button', 'data-action': 'remote-cancel' }, 'Cancel');
+    go.addEventListener('click', () => void this.applyRemoval(plan));
+    cancel.addEventListener('click', () => {
+      this.current++;
+      this.finished('Cancelled', `Nothing was changed on ${plan.label}.`, '');
+    });
+    const parts: HTMLElement[] = [title];
+    if (plan.hosts.length === 0) {
+      parts.push(h('p', { 'data-fact': 'remote-no-hooks' }, `No hooks of ours on ${plan.label}.`));
+    }
+    for (const host of plan.hosts) {
+      parts.push(
+        h(
+          'pre',
+          {
+            class: 'entries',
+            'data-fact': 'remote-removal-plan',
+            'data-host': host.host,
+            'aria-label': `${HOST_LABELS[host.host]}’s removal plan on ${plan.label}`,
+          },
+          host.planText,
+        ),
+      );
+    }
+    parts.push(
+      h(
+        'p',
+        { class: 'note' },
+        `Take down takes these hooks out, removes fabric-session from ${plan.label} and stops following it. Nothing changes until you click it.`,
+      ),
+      h('div', { class: 'actions' }, go, cancel),
+    );
+    this.panel.replaceChildren(...parts);
+    title.focus();
+  }
+
+  private async applyRemoval(plan: RemoteRemovalPlan): Promise<void> {
+    const ticket = ++this.current;
+    this.panel.querySelectorAll('button').forEach((b) => (b.disabled = true));
+    try {
+      const done = await this.api.takeDownRemote(
+        plan.remote,
+        plan.hosts.map(({ host, digest }) => ({ host, digest })),
+      );
+      if (ticket !== this.current) return;
+      this.onSettings(done.settings);
+      this.finished(
+        'Done',
+        `fabric-session is off ${done.label}${done.unfollowed ? ', and the tray no longer follows it' : ''}.`,
+        'ok',
+      );
+    } catch (error) {
+      if (ticket === this.current) this.refused(errorText(error), true);
+    }
   }
 
   /** The consent panel: the plan as the remote gives it, its digest, Apply and Cancel. */
@@ -165,17 +261,15 @@ export class RemoteSetupView {
 
   private refused(message: string, applying: boolean): void {
     this.panel.hidden = false;
-    const title = h(
-      'h3',
-      { id: 'remote-plan-h', tabindex: -1 },
-      applying ? 'Refused: nothing was applied' : 'Not set up',
-    );
+    const title = h('h3', { id: 'remote-plan-h', tabindex: -1 }, applying ? 'Refused' : 'Not done');
     const close = h('button', { type: 'button', 'data-action': 'remote-close' }, 'Close');
     close.addEventListener('click', () => (this.panel.hidden = true));
     const parts: Array<HTMLElement | null> = [
       title,
       h('p', { class: 'refusal', role: 'alert', 'data-fact': 'remote-refusal' }, message),
-      applying ? h('p', { class: 'hint' }, 'Press Set up… again to see the plan as it is there now.') : null,
+      applying
+        ? h('p', { class: 'hint' }, 'Press Set up… or Take down… again to see the plan as it is there now.')
+        : null,
       h('div', { class: 'actions' }, close),
     ];
     this.panel.replaceChildren(...parts.filter((p): p is HTMLElement => p !== null));

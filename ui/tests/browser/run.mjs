@@ -462,7 +462,50 @@ test('settings: Set up another machine shows the plan and its digest, and applie
   await page.click('[data-action="remote-apply"]');
   await page.waitForSelector('[data-fact="remote-refusal"]');
   assert.equal(await page.textContent('[data-fact="remote-refusal"]'), changed);
-  assert.equal(await page.textContent('#remote-plan-h'), 'Refused: nothing was applied');
+  assert.equal(await page.textContent('#remote-plan-h'), 'Refused');
+  assert.equal((await calls(page, 'apply_remote')).length, 2, 'one Apply, one click each');
+  assert.deepEqual(errors, []);
+  await page.close();
+});
+
+test('settings: Take down… shows each host’s removal plan and takes exactly those out on its click', async () => {
+  const { page, errors } = await open();
+  await page.click('#tab-settings');
+  await page.fill('#remote-destination', 'me@build-box');
+  await page.click('#remote-take-down');
+  await page.waitForSelector('[data-fact="remote-removal-plan"]');
+  const shown = await page.$$eval('[data-fact="remote-removal-plan"]', (pres) =>
+    pres.map((p) => [p.dataset.host, p.getAttribute('aria-label')]),
+  );
+  assert.deepEqual(shown, [
+    ['claude', 'Claude Code’s removal plan on build-box'],
+    ['codex', 'Codex’s removal plan on build-box'],
+  ]);
+  assert.deepEqual(
+    (await calls(page, 'plan_remote_removal')).map((c) => c.args),
+    [{ destination: 'me@build-box' }],
+  );
+  await page.locator('#settings-remote-setup').screenshot({ path: path.join(shots, 'remote-take-down-consent.png') });
+  await page.click('[data-action="remote-cancel"]');
+  await page.waitForSelector('[data-fact="remote-result"]');
+  assert.equal((await calls(page, 'take_down_remote')).length, 0, 'Cancel took something down');
+
+  await page.click('#remote-take-down');
+  await page.waitForSelector('[data-action="remote-take-down-apply"]');
+  await page.click('[data-action="remote-take-down-apply"]');
+  await page.waitForSelector('[data-fact="remote-result"]');
+  const [taken] = await calls(page, 'take_down_remote');
+  assert.deepEqual(taken.args, {
+    destination: 'me@build-box',
+    shown: await page.evaluate(() =>
+      window.__fabricMock.remoteRemoval.hosts.map(({ host, digest }) => ({ host, digest })),
+    ),
+  });
+  assert.equal(
+    await page.textContent('[data-fact="remote-result"]'),
+    'fabric-session is off build-box, and the tray no longer follows it.',
+  );
+  assert.equal(await page.inputValue('#set-remotes'), 'gpu-box');
   assert.deepEqual(errors, []);
   await page.close();
 });

@@ -2,6 +2,7 @@ import { beforeEach, describe, expect, it, vi } from 'vitest';
 import {
   logLine,
   planFixture,
+  remoteRemovalFixture,
   remoteSetupFixture,
   servicesFixture,
   settingsFixture,
@@ -421,7 +422,11 @@ describe('setting another machine up', () => {
       settings: settingsFixture(),
     }));
     const onSettings = vi.fn();
-    const view = new RemoteSetupView(root, { prepareRemote, applyRemote }, onSettings);
+    const view = new RemoteSetupView(
+      root,
+      { prepareRemote, applyRemote, planRemoteRemoval: vi.fn(), takeDownRemote: vi.fn() },
+      onSettings,
+    );
     await view.prepare('build-box', 'codex');
     expect(prepareRemote).toHaveBeenCalledWith('build-box', 'codex');
     expect(root.querySelector('[data-fact="remote-digest"]')!.textContent).toBe(plan.digest);
@@ -439,11 +444,42 @@ describe('setting another machine up', () => {
     const line = 'build-box: ssh needs a password or a key it does not have: run `ssh build-box` once';
     const view = new RemoteSetupView(
       root,
-      { prepareRemote: vi.fn(async () => Promise.reject(line)), applyRemote: vi.fn() },
+      {
+        prepareRemote: vi.fn(async () => Promise.reject(line)),
+        applyRemote: vi.fn(),
+        planRemoteRemoval: vi.fn(),
+        takeDownRemote: vi.fn(),
+      },
       vi.fn(),
     );
     await view.prepare('build-box', 'claude');
     expect(root.querySelector('[data-fact="remote-refusal"]')!.textContent).toBe(line);
     expect(root.querySelector('[data-action="remote-apply"]')).toBeNull();
+  });
+
+  it('takes down exactly the removal plans shown, only on Take down', async () => {
+    const plan = remoteRemovalFixture();
+    const takeDownRemote = vi.fn(async () => ({
+      remote: plan.remote,
+      label: plan.label,
+      unfollowed: true,
+      settings: settingsFixture(),
+    }));
+    const view = new RemoteSetupView(
+      root,
+      { prepareRemote: vi.fn(), applyRemote: vi.fn(), planRemoteRemoval: vi.fn(async () => plan), takeDownRemote },
+      vi.fn(),
+    );
+    await view.planRemoval('build-box');
+    expect(root.querySelectorAll('[data-fact="remote-removal-plan"]')).toHaveLength(2);
+    (root.querySelector('[data-action="remote-cancel"]') as HTMLButtonElement).click();
+    expect(takeDownRemote).not.toHaveBeenCalled();
+    await view.planRemoval('build-box');
+    (root.querySelector('[data-action="remote-take-down-apply"]') as HTMLButtonElement).click();
+    await vi.waitFor(() => expect(root.querySelector('[data-fact="remote-result"]')).not.toBeNull());
+    expect(takeDownRemote).toHaveBeenCalledExactlyOnceWith(
+      'build-box',
+      plan.hosts.map(({ host, digest }) => ({ host, digest })),
+    );
   });
 });
