@@ -104,13 +104,14 @@ fn parse(destination: &str) -> CommandResult<Remote> {
     })
 }
 
-/// The `fabric-session` this machine's hooks run, to be copied: the package's, else the app's
-/// stable copy, else the one the dashboard finds (the lookup local hook installs use).
-fn digest(text: &str) -> CommandResult<PlanDigest> {
+/// A digest the page sends back: one a plan shows, or refused before any `ssh`.
+fn parse_digest(text: &str) -> CommandResult<PlanDigest> {
     PlanDigest::new(text.trim())
         .ok_or_else(|| CommandError::Invalid(format!("\"{text}\" is not a digest a plan shows")))
 }
 
+/// The `fabric-session` this machine's hooks run, to be copied: the package's, else the app's
+/// stable copy, else the one the dashboard finds (the lookup local hook installs use).
 fn local_program(paths: &Paths) -> CommandResult<PathBuf> {
     if let Some(packaged) = companion_hosts::stable_binary::packaged_program() {
         return Ok(packaged);
@@ -156,7 +157,7 @@ pub fn apply(
     digest: &str,
 ) -> CommandResult<RemoteSetupDone> {
     let remote = parse(destination)?;
-    let expect = self::digest(digest)?;
+    let expect = parse_digest(digest)?;
     setup::hook_apply(&remote, host, false, &expect)?;
     let followed = setup::follow(paths, &remote, true)?;
     tracing::info!(host = host.cli_name(), followed, "remote set up");
@@ -198,7 +199,7 @@ pub fn take_down(
     let remote = parse(destination)?;
     let shown = shown
         .iter()
-        .map(|s| Ok((s.host, digest(&s.digest)?)))
+        .map(|s| Ok((s.host, parse_digest(&s.digest)?)))
         .collect::<CommandResult<Vec<_>>>()?;
     setup::take_down(&remote, &shown)?;
     let unfollowed = setup::follow(paths, &remote, false)?;
