@@ -10,13 +10,13 @@
 
 use std::io::{BufRead, IsTerminal, Write};
 
-use anyhow::{Context, bail};
+use anyhow::Context;
 
 use companion_hosts::host::Host;
 use companion_platform::paths::Paths;
 use companion_remotes::board::{self, LinkState};
 use companion_remotes::remote::{PlanDigest, Remote};
-use companion_remotes::setup::{self, Arch, RemotePlan, SetupError};
+use companion_remotes::setup;
 use companion_sessions::settings;
 
 /// `fabric-session remote …`.
@@ -83,15 +83,18 @@ fn add(
         ),
         None => None,
     };
-    let arch = setup::probe(&remote)?;
-    let program = program_for(arch)?;
-    let sha256 = setup::install_program(&remote, &program)?;
+    let me = std::env::current_exe().context("cannot tell where this program is")?;
+    let setup::Prepared {
+        arch,
+        program_sha256,
+        plan,
+        digest,
+    } = setup::prepare(&remote, &me, host)?;
     println!(
         "Copied fabric-session to {label} (Linux {}, sha256 {}).",
         arch.machine(),
-        sha256.as_str()
+        program_sha256.as_str()
     );
-    let (plan, digest) = setup::hook_plan(&remote, host, false)?;
     print!("\n{}", plan.render(host, &label));
     let applied = if !plan.changes() {
         false
@@ -118,7 +121,7 @@ fn add(
             host.display_name()
         );
     }
-    if follow(paths, &remote, true)? {
+    if setup::follow(paths, &remote, true)? {
         println!("The tray now shows {label}'s sessions.");
     }
     Ok(0)
@@ -127,23 +130,9 @@ fn add(
 fn remove(paths: &Paths, destination: &str, apply: bool) -> anyhow::Result<u8> {
     let remote = parse(destination)?;
     let label = remote.label();
-    let mut plans: Vec<(Host, RemotePlan, PlanDigest)> = Vec::new();
-    for host in Host::ALL {
-        let (plan, digest) = setup::hook_plan(&remote, host, true).or_else(|err| match err {
-            // No program there: nothing of ours to take out of any config.
-            SetupError::Link {
-                why: board::Down::NotSetUp,
-                ..
-            } => Ok((
-                nothing_planned(),
-                PlanDigest::new("absent").expect("a digest"),
-            )),
-            err => Err(err),
-        })?;
-        if plan.changes() {
-            print!("{}", plan.render(host, &label));
-            plans.push((host, plan, digest));
-        }
+    let plans = setup::removal_plans(&remote)?;
+    for (host, plan, _) in &plans {
+        print!("{}", plan.render(*host, &label));
     }
     if plans.is_empty() {
         println!("No hooks of ours on {label}.");
@@ -155,29 +144,22 @@ fn remove(paths: &Paths, destination: &str, apply: bool) -> anyhow::Result<u8> {
         );
         return Ok(0);
     }
-    for (host, _, digest) in &plans {
-        setup::hook_apply(&remote, *host, true, digest)?;
+    let shown: Vec<_> = plans
+        .iter()
+        .map(|(host, _, digest)| (*host, digest.clone()))
+        .collect();
+    setup::take_down(&remote, &shown)?;
+    for (host, _) in &shown {
         println!(
             "Took {}'s hooks of ours out on {label}.",
             host.display_name()
         );
     }
-    setup::remove_program(&remote)?;
     println!("Removed fabric-session from {label}.");
-    if follow(paths, &remote, false)? {
+    if setup::follow(paths, &remote, false)? {
         println!("The tray no longer follows {label}.");
     }
     Ok(0)
-}
-
-/// A plan that changes nothing (a remote without our program has no hooks of ours to run).
-fn nothing_planned() -> RemotePlan {
-    serde_json::from_value(serde_json::json!({
-        "file": "",
-        "digest": "absent",
-        "action": {"kind": "nothing-to-do", "reason": "fabric-session is not there"},
-    }))
-    .expect("a plan")
 }
 
 fn list(paths: &Paths) -> anyhow::Result<u8> {
@@ -200,25 +182,6 @@ fn list(paths: &Paths) -> anyhow::Result<u8> {
     Ok(0)
 }
 
-/// The program to copy to a remote of `arch`: this one when it was built for it, else a
-/// `fabric-session-<machine>` beside it (a package may carry other architectures').
-fn program_for(arch: Arch) -> anyhow::Result<Vec<u8>> {
-    let me = std::env::current_exe().context("cannot tell where this program is")?;
-    let path = if Arch::of_this_build() == Some(arch) {
-        me
-    } else {
-        me.with_file_name(format!("fabric-session-{}", arch.machine()))
-    };
-    match std::fs::read(&path) {
-        Ok(bytes) => Ok(bytes),
-        Err(err) => Err(SetupError::NoProgram {
-            arch,
-            why: format!("{}: {err}", path.display()),
-        }
-        .into()),
-    }
-}
-
 /// Asks `question` on a terminal; `false` at once when stdin is not one.
 fn consents(question: &str) -> anyhow::Result<bool> {
     let stdin = std::io::stdin();
@@ -230,24 +193,4 @@ fn consents(question: &str) -> anyhow::Result<bool> {
     let mut answer = String::new();
     stdin.lock().read_line(&mut answer)?;
     Ok(matches!(answer.trim(), "y" | "Y" | "yes"))
-}
-
-/// Adds the remote to (or takes it out of) the remotes the tray follows; whether that
-/// changed the settings.
-fn follow(paths: &Paths, remote: &Remote, on: bool) -> anyhow::Result<bool> {
-    let path = settings::settings_path(paths);
-    let mut current = settings::load(&path);
-    let present = current.remotes.iter().any(|r| r == remote.spec());
-    if present == on {
-        return Ok(false);
-    }
-    if on {
-        current.remotes.push(remote.spec().to_string());
-    } else {
-        current.remotes.retain(|r| r != remote.spec());
-    }
-    if let Err(err) = settings::save(&path, &current) {
-        bail!("{err}");
-    }
-    Ok(true)
 }

@@ -13,6 +13,10 @@ use crate::commands::{
 use crate::desktop::{DesktopView, JumpView};
 use crate::log_tail::{LogFile, LogLine, LogOutcome, LogUpdate};
 use crate::open_request::{OpenRequest, OpenView};
+use crate::remote_setup::{
+    RemoteHostRemoval, RemoteRemovalPlan, RemoteSetupDone, RemoteSetupPlan, RemoteTakenDown,
+    ShownDigest,
+};
 use crate::remotes::{RemoteLink, RemoteSessionView, RemoteView};
 use crate::services::{ServiceState, ServiceView};
 use crate::watch::{StateChanged, StateKind};
@@ -92,6 +96,12 @@ fn declarations() -> Vec<String> {
         ServicesView,
         SettingsForm,
         SettingsView,
+        RemoteSetupPlan,
+        RemoteSetupDone,
+        RemoteHostRemoval,
+        RemoteRemovalPlan,
+        ShownDigest,
+        RemoteTakenDown,
         TestNotification,
         FocusView,
         StateKind,

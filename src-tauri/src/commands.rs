@@ -114,7 +114,13 @@ fn script_for(paths: &Paths, op: Operation) -> CommandResult<Option<PathBuf>> {
     {
         return Ok(None);
     }
-    desktop::find_session_binary().map(Some).map_err(|error| {
+    found_session_binary().map(Some)
+}
+
+/// The bundled or configured `fabric-session` ([`desktop::find_session_binary`]), its absence
+/// said in one line.
+pub(crate) fn found_session_binary() -> CommandResult<PathBuf> {
+    desktop::find_session_binary().map_err(|error| {
         CommandError::Invalid(format!(
             "cannot find the fabric-session program: {error} (set FABRIC_SESSION_BIN or install the app)"
         ))

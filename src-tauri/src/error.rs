@@ -1,6 +1,7 @@
 //! The one error type commands return to the page. It serializes as its message: the page shows
 //! it in plain words. Messages may name the config file being edited (the person's own hook
-//! config, shown to them), never anything else of theirs.
+//! config, shown to them) and our own program, never anything else of theirs. A remote's
+//! refusal is its one line (`companion_remotes::setup::SetupError`), cleaned when read.
 
 use serde::{Serialize, Serializer};
 
@@ -12,6 +13,8 @@ pub enum CommandError {
     Install(#[from] companion_hosts::install::InstallError),
     #[error("{0}")]
     Settings(#[from] companion_sessions::settings::SettingsError),
+    #[error("{0}")]
+    Remote(#[from] companion_remotes::setup::SetupError),
     #[error("{0}")]
     Invalid(String),
     #[error("{what}: {source}")]

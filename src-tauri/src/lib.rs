@@ -6,7 +6,8 @@
 //! Modules: `commands` (what the page calls), `watch` (live events), `log_tail`, `services`
 //! (descriptor validation and probes), `desktop` (tray, autostart, test notification),
 //! `open_request` (`--view hooks --host <host>`, at start or handed over by a second start),
-//! `remotes` (the remotes the tray follows, as it saved them).
+//! `remotes` (the remotes the tray follows, as it saved them), `remote_setup` (a remote's
+//! "Set up…" and "Take down…": its plan shown, applied on the person's click).
 //! Nothing here logs message content, user file paths, branch names or prompts.
 
 #[cfg(test)]
@@ -16,6 +17,7 @@ pub mod desktop;
 pub mod error;
 pub mod log_tail;
 pub mod open_request;
+pub mod remote_setup;
 pub mod remotes;
 pub mod services;
 pub mod watch;
@@ -85,6 +87,10 @@ pub fn run() {
             commands::focus_session,
             commands::desktop_support,
             commands::enable_jump_extension,
+            remote_setup::prepare_remote,
+            remote_setup::apply_remote,
+            remote_setup::plan_remote_removal,
+            remote_setup::take_down_remote,
         ])
         .setup(move |app| {
             watch::start(app.handle().clone(), paths, tail);

@@ -1,6 +1,14 @@
 // Facts the mocked IPC serves, for the unit and browser tests.
 
-import type { LogLine, PlanView, ServicesView, SettingsView, StatusView } from '../src/types';
+import type {
+  LogLine,
+  PlanView,
+  RemoteRemovalPlan,
+  RemoteSetupPlan,
+  ServicesView,
+  SettingsView,
+  StatusView,
+} from '../src/types';
 
 export function statusFixture(): StatusView {
   return {
@@ -255,5 +263,51 @@ export function settingsFixture(): SettingsView {
       'Muted projects (folder names): their sessions never notify; the icon still counts them.',
     ],
     dismissedHookOffers: [],
+  };
+}
+
+/** What "Set up…" answers for build-box: our program copied, Claude Code's plan there. */
+export function remoteSetupFixture(): RemoteSetupPlan {
+  const digest = 'sha256:5e7a0c1d2b3f4e5a6b7c8d9e0f1a2b3c4d5e6f708192a3b4c5d6e7f8091a2b3c';
+  return {
+    remote: 'build-box',
+    label: 'build-box',
+    host: 'claude',
+    machine: 'x86_64',
+    programSha256: '9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08',
+    changes: true,
+    planText: [
+      'Claude Code on build-box: /home/ada/.claude/settings.json',
+      '  Would add:',
+      '    hooks.SessionStart: /home/ada/.local/share/fabric-companion/bin/fabric-session hook session-start',
+      '    hooks.UserPromptSubmit: /home/ada/.local/share/fabric-companion/bin/fabric-session hook prompt',
+      '    hooks.Stop: /home/ada/.local/share/fabric-companion/bin/fabric-session hook stop',
+      `  Plan digest: ${digest}`,
+      '',
+    ].join('\n'),
+    digest,
+  };
+}
+
+/** What "Take down…" answers for build-box: Claude Code's and Codex's hooks of ours there. */
+export function remoteRemovalFixture(): RemoteRemovalPlan {
+  const program = '/home/ada/.local/share/fabric-companion/bin/fabric-session';
+  const claude = 'sha256:1c1c2d2d3e3e4f4f5a5a6b6b7c7c8d8d9e9e0f0f1a1a2b2b3c3c4d4d5e5e6f6f';
+  const codex = 'sha256:c0dec0dec0dec0dec0dec0dec0dec0dec0dec0dec0dec0dec0dec0dec0dec0de';
+  return {
+    remote: 'build-box',
+    label: 'build-box',
+    hosts: [
+      {
+        host: 'claude',
+        planText: `Claude Code on build-box: /home/ada/.claude/settings.json\n  Would take out:\n    hooks.SessionStart: ${program} hook session-start\n  Plan digest: ${claude}\n`,
+        digest: claude,
+      },
+      {
+        host: 'codex',
+        planText: `Codex on build-box: /home/ada/.codex/hooks.json\n  Would take out:\n    hooks.SessionStart: ${program} hook session-start\n  Plan digest: ${codex}\n`,
+        digest: codex,
+      },
+    ],
   };
 }

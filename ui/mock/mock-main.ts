@@ -3,7 +3,15 @@
 
 import { mockIPC, mockWindows } from '@tauri-apps/api/mocks';
 import { emit } from '@tauri-apps/api/event';
-import { logLine, planFixture, servicesFixture, settingsFixture, statusFixture } from './fixtures';
+import {
+  logLine,
+  planFixture,
+  remoteRemovalFixture,
+  remoteSetupFixture,
+  servicesFixture,
+  settingsFixture,
+  statusFixture,
+} from './fixtures';
 import type { InvokeArgs } from '@tauri-apps/api/core';
 
 interface MockState {
@@ -13,6 +21,13 @@ interface MockState {
   settings: ReturnType<typeof settingsFixture>;
   logLines: Array<ReturnType<typeof logLine>>;
   applyError: string | null;
+  remotePlan: ReturnType<typeof remoteSetupFixture>;
+  /** The one line "Set up…" (prepare) or "Apply" (apply) answers with, when set. */
+  remotePrepareError: string | null;
+  remoteApplyError: string | null;
+  /** How long "Set up…" takes to answer (its progress shows meanwhile). */
+  remoteDelayMs: number;
+  remoteRemoval: ReturnType<typeof remoteRemovalFixture>;
   calls: Array<{ cmd: string; args: unknown }>;
   emit: (event: string, payload: unknown) => Promise<void>;
   logLine: typeof logLine;
@@ -26,6 +41,11 @@ const state: MockState = {
   settings: settingsFixture(),
   logLines: Array.from({ length: count }, (_, i) => logLine(i)),
   applyError: null,
+  remotePlan: remoteSetupFixture(),
+  remotePrepareError: null,
+  remoteApplyError: null,
+  remoteDelayMs: 0,
+  remoteRemoval: remoteRemovalFixture(),
   calls: [],
   emit: (event, payload) => emit(event, payload),
   logLine,
@@ -69,6 +89,38 @@ mockIPC(
           dismissedHookOffers: state.settings.dismissedHookOffers.filter((h) => h !== host),
         };
         return state.settings;
+      }
+      case 'prepare_remote':
+        return new Promise((resolve, reject) =>
+          setTimeout(
+            () => (state.remotePrepareError ? reject(state.remotePrepareError) : resolve(state.remotePlan)),
+            state.remoteDelayMs,
+          ),
+        );
+      case 'apply_remote': {
+        if (state.remoteApplyError) throw state.remoteApplyError;
+        const { destination, host } = args as { destination: string; host: string };
+        const followed = !state.settings.form.remotes.includes(destination);
+        if (followed) {
+          state.settings = {
+            ...state.settings,
+            form: { ...state.settings.form, remotes: [...state.settings.form.remotes, destination] },
+          };
+        }
+        return { remote: destination, label: destination, host, followed, settings: state.settings };
+      }
+      case 'plan_remote_removal': {
+        const { destination } = args as { destination: string };
+        return { ...state.remoteRemoval, remote: destination, label: destination.replace(/^.*@/, '') };
+      }
+      case 'take_down_remote': {
+        const { destination } = args as { destination: string };
+        const unfollowed = state.settings.form.remotes.includes(destination);
+        state.settings = {
+          ...state.settings,
+          form: { ...state.settings.form, remotes: state.settings.form.remotes.filter((r) => r !== destination) },
+        };
+        return { remote: destination, label: destination.replace(/^.*@/, ''), unfollowed, settings: state.settings };
       }
       case 'send_test_notification':
         return { requested: true, trayRunning: true };

@@ -13,8 +13,13 @@ import type {
   OpenRequest,
   Operation,
   PlanView,
+  RemoteRemovalPlan,
+  RemoteSetupDone,
+  RemoteSetupPlan,
+  RemoteTakenDown,
   ServicesView,
   SettingsForm,
+  ShownDigest,
   SettingsView,
   StateChanged,
   StatusView,
@@ -32,6 +37,18 @@ export const api = {
   saveSettings: (form: SettingsForm): Promise<SettingsView> => invoke('save_settings', { form }),
   offerHooksAgain: (host: HostId): Promise<SettingsView> => invoke('offer_hooks_again', { host }),
   sendTestNotification: (): Promise<TestNotification> => invoke('send_test_notification'),
+  /** "Set up…": checks the remote's system, copies our program there, reads its hook plan. */
+  prepareRemote: (destination: string, host: HostId): Promise<RemoteSetupPlan> =>
+    invoke('prepare_remote', { destination, host }),
+  /** "Apply" in the consent panel: exactly the plan whose digest was shown; then followed. */
+  applyRemote: (destination: string, host: HostId, digest: string): Promise<RemoteSetupDone> =>
+    invoke('apply_remote', { destination, host, digest }),
+  /** "Take down…": each host's removal plan there (writes nothing). */
+  planRemoteRemoval: (destination: string): Promise<RemoteRemovalPlan> =>
+    invoke('plan_remote_removal', { destination }),
+  /** "Take down" in the consent panel: exactly the removal plans shown, then the program and the following. */
+  takeDownRemote: (destination: string, shown: ShownDigest[]): Promise<RemoteTakenDown> =>
+    invoke('take_down_remote', { destination, shown }),
   focusSession: (session: string): Promise<FocusView> => invoke('focus_session', { session }),
   /** What this desktop lacks for the tray icon and the jump. */
   desktopSupport: (): Promise<DesktopView | null> => invoke('desktop_support'),

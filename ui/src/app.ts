@@ -10,6 +10,7 @@ import { LogView } from './views/log';
 import { renderOverview, setDesktop, wireOverview } from './views/overview';
 import type { StatusView } from './types';
 import { renderServices } from './views/services';
+import { RemoteSetupView } from './views/remote_setup';
 import { SettingsView } from './views/settings';
 
 export const VIEWS = ['overview', 'hooks', 'log', 'services', 'settings'] as const;
@@ -59,7 +60,12 @@ export function startApp(root: HTMLElement, api: Api): App {
   const hooks = new HooksView(panel('hooks'), api);
   hooks.bind();
   const log = new LogView(panel('log'));
-  const settings = new SettingsView(panel('settings'), api);
+  const remoteSetup = new RemoteSetupView(
+    h('section', { id: 'settings-remote-setup', class: 'card wide', 'aria-labelledby': 'remote-setup-h' }),
+    api,
+    (view) => settings.update(view),
+  );
+  const settings = new SettingsView(panel('settings'), api, [remoteSetup.el]);
 
   const show = (view: ViewName) => {
     VIEWS.forEach((v, i) => {

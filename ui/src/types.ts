@@ -336,6 +336,62 @@ rules: Array<string>,
  */
 dismissedHookOffers: Array<HostId>, };
 
+export type RemoteSetupPlan = { 
+/**
+ * The remote as the settings will hold it.
+ */
+remote: string, 
+/**
+ * Its name as a person reads it.
+ */
+label: string, host: HostId, 
+/**
+ * Its architecture (`uname -m`): `x86_64` or `aarch64`.
+ */
+machine: string, 
+/**
+ * The sha256 of our program as copied there (compared at both ends).
+ */
+programSha256: string, 
+/**
+ * Whether applying the plan would change the host's config there.
+ */
+changes: boolean, 
+/**
+ * The plan as the remote's dry run gives it (the same text as `remote add` prints).
+ */
+planText: string, 
+/**
+ * What applying exactly this plan takes.
+ */
+digest: string, };
+
+export type RemoteSetupDone = { remote: string, label: string, host: HostId, 
+/**
+ * Whether the remote was added to the remotes the tray follows now (not already there).
+ */
+followed: boolean, 
+/**
+ * The settings as they are now (their `remotes` holding it).
+ */
+settings: SettingsView, };
+
+export type RemoteHostRemoval = { host: HostId, 
+/**
+ * The plan as the remote's dry run gives it (the same text as `remote remove` prints).
+ */
+planText: string, digest: string, };
+
+export type RemoteRemovalPlan = { remote: string, label: string, hosts: Array<RemoteHostRemoval>, };
+
+export type ShownDigest = { host: HostId, digest: string, };
+
+export type RemoteTakenDown = { remote: string, label: string, 
+/**
+ * Whether the remote was taken out of the remotes the tray follows (it was there).
+ */
+unfollowed: boolean, settings: SettingsView, };
+
 export type TestNotification = { requested: boolean, trayRunning: boolean, };
 
 export type FocusView = { "outcome": "raised", what: string, } | { "outcome": "gone" } | { "outcome": "unknown" } | { "outcome": "notAllowed", why: string, place: string, };

@@ -1,10 +1,13 @@
 //! Setting a remote up and taking it down, one fixed command at a time: its system and
 //! architecture checked, our program copied to its stable path (the checksum compared at both
 //! ends), a host's hook plan read there (the same dry run and digest as a local install) and
-//! applied only with that digest, and our program removed again. What a remote answers is read
-//! as untrusted: bounded, every string cleaned before a person reads it.
+//! applied only with that digest, our program removed again, and the remote followed (or no
+//! longer) in the settings. `fabric-session remote` and the dashboard's "Set up…" both take
+//! these steps. What a remote answers is read as untrusted: bounded, every string cleaned
+//! before a person reads it.
 
 use std::io::{Read, Write};
+use std::path::Path;
 use std::process::{Child, ExitStatus, Stdio};
 use std::time::{Duration, Instant};
 
@@ -12,6 +15,8 @@ use serde::Deserialize;
 use thiserror::Error;
 
 use companion_hosts::host::Host;
+use companion_platform::paths::Paths;
+use companion_sessions::settings::{self, SettingsError};
 
 use crate::board::Down;
 use crate::link::why_ended;
@@ -70,6 +75,11 @@ pub enum SetupError {
     },
     #[error("{label}: {message}")]
     Refused { label: String, message: String },
+    #[error(
+        "{label}: {} runs fabric-session there, and that was not in the plan shown: fabric-session stays there; look at the plan again",
+        host.display_name()
+    )]
+    StillHooked { label: String, host: Host },
     #[error("{label} gave an answer that does not read as {what}")]
     Garbled { label: String, what: &'static str },
     #[error("{label} did not finish {what} within {} s", STEP_DEADLINE.as_secs())]
@@ -365,6 +375,103 @@ impl RemotePlan {
         out.push_str(&format!("  Plan digest: {}\n", self.digest));
         out
     }
+}
+
+/// The program to copy to a remote of `arch`, given this machine's `fabric-session`
+/// (`local`): that one when this build is for `arch`, else a `fabric-session-<machine>` beside
+/// it (a package may carry other architectures').
+pub fn program_for(arch: Arch, local: &Path) -> Result<Vec<u8>, SetupError> {
+    let path = if Arch::of_this_build() == Some(arch) {
+        local.to_path_buf()
+    } else {
+        local.with_file_name(format!("fabric-session-{}", arch.machine()))
+    };
+    std::fs::read(&path).map_err(|err| SetupError::NoProgram {
+        arch,
+        why: format!("{}: {err}", path.display()),
+    })
+}
+
+/// A remote made ready for the person's consent: its system, our program copied there, and
+/// a host's hook plan read there (nothing of the host's config written yet).
+#[derive(Debug, Clone)]
+pub struct Prepared {
+    pub arch: Arch,
+    /// The sha256 of the program now at the remote's stable path.
+    pub program_sha256: Sha256Hex,
+    pub plan: RemotePlan,
+    /// What [`hook_apply`] takes to apply exactly `plan`.
+    pub digest: PlanDigest,
+}
+
+/// The steps before consent, as `remote add` and the dashboard's "Set up…" take them: the
+/// remote's system checked ([`probe`]), our program copied there ([`program_for`] with this
+/// machine's `fabric-session`, `local`; [`install_program`]), then `host`'s hook plan read
+/// there ([`hook_plan`]).
+pub fn prepare(remote: &Remote, local: &Path, host: Host) -> Result<Prepared, SetupError> {
+    let arch = probe(remote)?;
+    let program = program_for(arch, local)?;
+    let program_sha256 = install_program(remote, &program)?;
+    let (plan, digest) = hook_plan(remote, host, false)?;
+    Ok(Prepared {
+        arch,
+        program_sha256,
+        plan,
+        digest,
+    })
+}
+
+/// Each host's removal plan at the remote, only those that take something out; none when our
+/// program is not there (then no config there runs anything of ours).
+pub fn removal_plans(remote: &Remote) -> Result<Vec<(Host, RemotePlan, PlanDigest)>, SetupError> {
+    let mut plans = Vec::new();
+    for host in Host::ALL {
+        match hook_plan(remote, host, true) {
+            Ok((plan, digest)) if plan.changes() => plans.push((host, plan, digest)),
+            Ok(_) => {}
+            Err(SetupError::Link {
+                why: Down::NotSetUp,
+                ..
+            }) => return Ok(Vec::new()),
+            Err(err) => return Err(err),
+        }
+    }
+    Ok(plans)
+}
+
+/// Takes a remote down as the person saw it: each host's hooks of ours taken out with the
+/// digest of the removal plan shown ([`removal_plans`]), then our program removed, only once
+/// no config there runs it (hooks added since the plans were read stop it, in one line).
+pub fn take_down(remote: &Remote, shown: &[(Host, PlanDigest)]) -> Result<(), SetupError> {
+    for (host, digest) in shown {
+        hook_apply(remote, *host, true, digest)?;
+    }
+    if let Some((host, _, _)) = removal_plans(remote)?.first() {
+        return Err(SetupError::StillHooked {
+            label: remote.label(),
+            host: *host,
+        });
+    }
+    remove_program(remote)
+}
+
+/// Has the tray follow `remote` (`on`) or stop following it: the settings' `remotes`, the
+/// list the dashboard's Settings also edits, every other setting kept. Whether that changed
+/// the settings (written only then).
+pub fn follow(paths: &Paths, remote: &Remote, on: bool) -> Result<bool, SettingsError> {
+    let path = settings::settings_path(paths);
+    let mut current = settings::load(&path);
+    let present = current.remotes.iter().any(|r| r == remote.spec());
+    if present == on {
+        return Ok(false);
+    }
+    if on {
+        current.remotes.push(remote.spec().to_string());
+    } else {
+        current.remotes.retain(|r| r != remote.spec());
+    }
+    settings::save(&path, &current)?;
+    Ok(true)
 }
 
 /// A host's hook plan at the remote (the dry run: nothing is written there), and the digest

@@ -12,11 +12,14 @@
 //!   skip-or-fail rule (`$FABRIC_REQUIRE_DESKTOP_TESTS`), Xvfb, a bus's address, a runtime
 //!   folder, the artefacts folder.
 //! - [`picture`]: a screenshot's pixels (PNG, decoded to RGB).
+//! - [`programs`]: `fabric-session` built for the running test's profile (Cargo does not
+//!   build a dependency's binaries for a test).
 //! - [`ssh_remote`] (Unix, root): a real OpenSSH remote on this machine: a fresh user, sshd on
 //!   a loopback port, client configs naming it (known host, unknown host, no key).
 
 pub mod files;
 pub mod picture;
+pub mod programs;
 pub mod wait;
 pub mod watchdog;
 

@@ -456,34 +456,9 @@ pub fn gone(pid: u32) -> bool {
 }
 
 /// `fabric-session` beside the tray's executable, built for this profile when needed
-/// (Cargo does not build a dependency's binaries for our tests).
+/// (test-support's, shared with the dashboard's remote tests).
 pub fn session_binary() -> PathBuf {
-    let path = Path::new(TRAY).with_file_name("fabric-session");
-    let profile_dir = Path::new(TRAY).parent().unwrap();
-    let mut command = Command::new(std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into()));
-    command
-        .args([
-            "build",
-            "--quiet",
-            "-p",
-            "fabric-session",
-            "--bin",
-            "fabric-session",
-        ])
-        .arg("--manifest-path")
-        .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("../Cargo.toml"));
-    if profile_dir.file_name().is_some_and(|n| n == "release") {
-        command.arg("--release");
-    }
-    if let Some(target) = profile_dir.parent() {
-        command.arg("--target-dir").arg(target);
-    }
-    let status = command.status().expect("cargo");
-    assert!(
-        status.success() && path.is_file(),
-        "cannot build fabric-session"
-    );
-    path
+    test_support::programs::session_binary()
 }
 
 pub fn board_unread(desktop: &Desktop, session: &str) -> Option<u64> {

@@ -1,7 +1,8 @@
 // Settings: the one settings file the tray watches (written atomically by the Rust side), the
 // login item, a test notification the tray shows (the dashboard never notifies itself), and
 // the hook setup offers the person turned off in the tray ("Don't offer again"), each one a
-// click from being offered again.
+// click from being offered again. "Set up another machine" (views/remote_setup.ts) sits below
+// the form.
 // The controls live as long as the view: an update writes a control only when what is on disk
 // differs, and never while the person is editing the form.
 
@@ -33,6 +34,8 @@ export class SettingsView {
   constructor(
     root: HTMLElement,
     private readonly api: Pick<Api, 'saveSettings' | 'sendTestNotification' | 'offerHooksAgain'>,
+    /** Sections shown after the form (Set up another machine). */
+    after: Node[] = [],
   ) {
     this.interval = h('input', { id: 'set-interval', type: 'number', min: 10, step: 1, required: true });
     this.notifications = h('input', { id: 'set-notifications', type: 'checkbox' });
@@ -93,7 +96,7 @@ export class SettingsView {
         'set-remotes',
         'Sessions on other machines',
         this.remotes,
-        'ssh destinations or Host aliases of ~/.ssh/config, docker:<container>, podman:<container> or wsl:<distribution>, separated by commas. The tray follows each over your own ssh and never asks for a password. Set one up with `fabric-session remote add <destination>`.',
+        'ssh destinations or Host aliases of ~/.ssh/config, docker:<container>, podman:<container> or wsl:<distribution>, separated by commas. The tray follows each over your own ssh and never asks for a password. Set one up below (Set up another machine) or with `fabric-session remote add <destination>`.',
       ),
       row('set-login', 'Launch the tray at login', this.login),
       h('div', { class: 'actions' }, save, test),
@@ -114,7 +117,7 @@ export class SettingsView {
       this.offersList,
       this.offersMessage,
     );
-    root.replaceChildren(h('h1', {}, 'Settings'), this.pathEl, this.form, this.offersEl);
+    root.replaceChildren(h('h1', {}, 'Settings'), this.pathEl, this.form, ...after, this.offersEl);
     this.form.addEventListener('input', () => {
       this.dirty = true;
     });

@@ -388,3 +388,124 @@ test('settings save through the command and are keyboard reachable', async () =>
   await page.screenshot({ path: path.join(shots, 'settings.png') });
   await page.close();
 });
+
+test('settings: Set up another machine shows the plan and its digest, and applies only on Apply', async () => {
+  const { page, errors } = await open();
+  const mock = (fn, arg) => page.evaluate(fn, arg);
+  await page.click('#tab-settings');
+  for (const id of ['remote-destination', 'remote-host']) {
+    assert.ok(await page.$(`label[for="${id}"]`), `${id} has a label`);
+  }
+  const shown = await mock(() => window.__fabricMock.remotePlan.digest);
+
+  // Set up…: progress while the remote answers, then the plan and its digest; nothing applied.
+  await mock(() => (window.__fabricMock.remoteDelayMs = 500));
+  await page.fill('#remote-destination', '  build-box ');
+  await page.click('#remote-setup');
+  await page.waitForSelector('[data-fact="remote-progress"]');
+  assert.match(await page.textContent('[data-fact="remote-progress"]'), /^Checking build-box’s system, copying/);
+  assert.equal(await page.isDisabled('#remote-setup'), true, 'Set up… is off while it runs');
+  await page.waitForSelector('[data-fact="remote-digest"]');
+  assert.equal(await page.isDisabled('#remote-setup'), false);
+  assert.equal(await page.textContent('[data-fact="remote-digest"]'), shown);
+  assert.match(await page.textContent('[data-fact="remote-plan"]'), /^Claude Code on build-box: .*\n {2}Would add:/);
+  assert.ok((await page.textContent('[data-fact="remote-plan"]')).includes(`Plan digest: ${shown}`));
+  assert.equal(await page.textContent('[data-fact="remote-machine"]'), 'Linux x86_64');
+  assert.deepEqual(
+    (await calls(page, 'prepare_remote')).map((c) => c.args),
+    [{ destination: 'build-box', host: 'claude' }],
+  );
+  assert.equal(await page.textContent('[data-action="remote-apply"]'), 'Apply on build-box');
+  assert.equal(await page.evaluate(() => document.activeElement?.id), 'remote-plan-h', 'the panel takes the focus');
+  await page.locator('#settings-remote-setup').screenshot({ path: path.join(shots, 'remote-setup-consent.png') });
+
+  // Cancel: nothing applied, nothing followed.
+  await page.click('[data-action="remote-cancel"]');
+  await page.waitForSelector('[data-fact="remote-result"]');
+  assert.match(await page.textContent('[data-fact="remote-result"]'), /^Nothing was applied on build-box\./);
+  assert.equal((await calls(page, 'apply_remote')).length, 0, 'Cancel applied');
+  assert.equal(await page.inputValue('#set-remotes'), 'me@build-box, gpu-box');
+
+  // Set up… again, then Apply: exactly the digest shown; the remotes field follows it.
+  await mock(() => (window.__fabricMock.remoteDelayMs = 0));
+  await page.click('#remote-setup');
+  await page.waitForSelector('[data-fact="remote-digest"]');
+  assert.equal((await calls(page, 'apply_remote')).length, 0, 'applied before the click');
+  await page.click('[data-action="remote-apply"]');
+  await page.waitForSelector('[data-fact="remote-result"]');
+  assert.deepEqual(
+    (await calls(page, 'apply_remote')).map((c) => c.args),
+    [{ destination: 'build-box', host: 'claude', digest: shown }],
+  );
+  assert.equal(
+    await page.textContent('[data-fact="remote-result"]'),
+    'Claude Code’s hooks on build-box are ours now. The tray follows build-box now.',
+  );
+  assert.equal(await page.inputValue('#set-remotes'), 'me@build-box, gpu-box, build-box');
+
+  // A remote that needs a person: its one line, shown as it came.
+  const line = 'build-box: its host key is not known yet: run `ssh build-box` once';
+  await mock((l) => (window.__fabricMock.remotePrepareError = l), line);
+  await page.click('#remote-setup');
+  await page.waitForSelector('[data-fact="remote-refusal"]');
+  assert.equal(await page.textContent('[data-fact="remote-refusal"]'), line);
+  assert.equal(await page.$('[data-action="remote-apply"]'), null, 'no Apply without a plan');
+
+  // Apply refused there (the config changed since): its line; nothing more was applied.
+  const changed = 'build-box: the plan digest changed: the file changed since the plan was read';
+  await mock((l) => {
+    window.__fabricMock.remotePrepareError = null;
+    window.__fabricMock.remoteApplyError = l;
+  }, changed);
+  await page.click('#remote-setup');
+  await page.waitForSelector('[data-fact="remote-digest"]');
+  await page.click('[data-action="remote-apply"]');
+  await page.waitForSelector('[data-fact="remote-refusal"]');
+  assert.equal(await page.textContent('[data-fact="remote-refusal"]'), changed);
+  assert.equal(await page.textContent('#remote-plan-h'), 'Refused');
+  assert.equal((await calls(page, 'apply_remote')).length, 2, 'one Apply, one click each');
+  assert.deepEqual(errors, []);
+  await page.close();
+});
+
+test('settings: Take down… shows each host’s removal plan and takes exactly those out on its click', async () => {
+  const { page, errors } = await open();
+  await page.click('#tab-settings');
+  await page.fill('#remote-destination', 'me@build-box');
+  await page.click('#remote-take-down');
+  await page.waitForSelector('[data-fact="remote-removal-plan"]');
+  const shown = await page.$$eval('[data-fact="remote-removal-plan"]', (pres) =>
+    pres.map((p) => [p.dataset.host, p.getAttribute('aria-label')]),
+  );
+  assert.deepEqual(shown, [
+    ['claude', 'Claude Code’s removal plan on build-box'],
+    ['codex', 'Codex’s removal plan on build-box'],
+  ]);
+  assert.deepEqual(
+    (await calls(page, 'plan_remote_removal')).map((c) => c.args),
+    [{ destination: 'me@build-box' }],
+  );
+  await page.locator('#settings-remote-setup').screenshot({ path: path.join(shots, 'remote-take-down-consent.png') });
+  await page.click('[data-action="remote-cancel"]');
+  await page.waitForSelector('[data-fact="remote-result"]');
+  assert.equal((await calls(page, 'take_down_remote')).length, 0, 'Cancel took something down');
+
+  await page.click('#remote-take-down');
+  await page.waitForSelector('[data-action="remote-take-down-apply"]');
+  await page.click('[data-action="remote-take-down-apply"]');
+  await page.waitForSelector('[data-fact="remote-result"]');
+  const [taken] = await calls(page, 'take_down_remote');
+  assert.deepEqual(taken.args, {
+    destination: 'me@build-box',
+    shown: await page.evaluate(() =>
+      window.__fabricMock.remoteRemoval.hosts.map(({ host, digest }) => ({ host, digest })),
+    ),
+  });
+  assert.equal(
+    await page.textContent('[data-fact="remote-result"]'),
+    'fabric-session is off build-box, and the tray no longer follows it.',
+  );
+  assert.equal(await page.inputValue('#set-remotes'), 'gpu-box');
+  assert.deepEqual(errors, []);
+  await page.close();
+});

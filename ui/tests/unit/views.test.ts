@@ -1,10 +1,19 @@
 import { beforeEach, describe, expect, it, vi } from 'vitest';
-import { logLine, planFixture, servicesFixture, settingsFixture, statusFixture } from '../../mock/fixtures';
+import {
+  logLine,
+  planFixture,
+  remoteRemovalFixture,
+  remoteSetupFixture,
+  servicesFixture,
+  settingsFixture,
+  statusFixture,
+} from '../../mock/fixtures';
 import { desktopCard, focusText, renderOverview, setDesktop, waited, wireOverview } from '../../src/views/overview';
 import type { FocusView } from '../../src/types';
 import { HooksView } from '../../src/views/hooks';
 import { LogView, matches, visible } from '../../src/views/log';
 import { renderServices } from '../../src/views/services';
+import { RemoteSetupView } from '../../src/views/remote_setup';
 import { SettingsView } from '../../src/views/settings';
 
 let root: HTMLElement;
@@ -398,5 +407,79 @@ describe('labels', () => {
     expect(options).toContain('Session start');
     expect(options).toContain('Refused');
     expect(shown()).not.toMatch(RAW);
+  });
+});
+
+describe('setting another machine up', () => {
+  it('applies nothing until Apply, then exactly the digest shown', async () => {
+    const plan = remoteSetupFixture();
+    const prepareRemote = vi.fn(async () => plan);
+    const applyRemote = vi.fn(async () => ({
+      remote: plan.remote,
+      label: plan.label,
+      host: plan.host,
+      followed: true,
+      settings: settingsFixture(),
+    }));
+    const onSettings = vi.fn();
+    const view = new RemoteSetupView(
+      root,
+      { prepareRemote, applyRemote, planRemoteRemoval: vi.fn(), takeDownRemote: vi.fn() },
+      onSettings,
+    );
+    await view.prepare('build-box', 'codex');
+    expect(prepareRemote).toHaveBeenCalledWith('build-box', 'codex');
+    expect(root.querySelector('[data-fact="remote-digest"]')!.textContent).toBe(plan.digest);
+    (root.querySelector('[data-action="remote-cancel"]') as HTMLButtonElement).click();
+    expect(applyRemote).not.toHaveBeenCalled();
+    expect(root.querySelector('[data-action="remote-apply"]')).toBeNull();
+    await view.prepare('build-box', 'claude');
+    (root.querySelector('[data-action="remote-apply"]') as HTMLButtonElement).click();
+    await vi.waitFor(() => expect(root.querySelector('[data-fact="remote-result"]')).not.toBeNull());
+    expect(applyRemote).toHaveBeenCalledExactlyOnceWith('build-box', 'claude', plan.digest);
+    expect(onSettings).toHaveBeenCalledWith(settingsFixture());
+  });
+
+  it('says a refusal in its one line, with no Apply', async () => {
+    const line = 'build-box: ssh needs a password or a key it does not have: run `ssh build-box` once';
+    const view = new RemoteSetupView(
+      root,
+      {
+        prepareRemote: vi.fn(async () => Promise.reject(line)),
+        applyRemote: vi.fn(),
+        planRemoteRemoval: vi.fn(),
+        takeDownRemote: vi.fn(),
+      },
+      vi.fn(),
+    );
+    await view.prepare('build-box', 'claude');
+    expect(root.querySelector('[data-fact="remote-refusal"]')!.textContent).toBe(line);
+    expect(root.querySelector('[data-action="remote-apply"]')).toBeNull();
+  });
+
+  it('takes down exactly the removal plans shown, only on Take down', async () => {
+    const plan = remoteRemovalFixture();
+    const takeDownRemote = vi.fn(async () => ({
+      remote: plan.remote,
+      label: plan.label,
+      unfollowed: true,
+      settings: settingsFixture(),
+    }));
+    const view = new RemoteSetupView(
+      root,
+      { prepareRemote: vi.fn(), applyRemote: vi.fn(), planRemoteRemoval: vi.fn(async () => plan), takeDownRemote },
+      vi.fn(),
+    );
+    await view.planRemoval('build-box');
+    expect(root.querySelectorAll('[data-fact="remote-removal-plan"]')).toHaveLength(2);
+    (root.querySelector('[data-action="remote-cancel"]') as HTMLButtonElement).click();
+    expect(takeDownRemote).not.toHaveBeenCalled();
+    await view.planRemoval('build-box');
+    (root.querySelector('[data-action="remote-take-down-apply"]') as HTMLButtonElement).click();
+    await vi.waitFor(() => expect(root.querySelector('[data-fact="remote-result"]')).not.toBeNull());
+    expect(takeDownRemote).toHaveBeenCalledExactlyOnceWith(
+      'build-box',
+      plan.hosts.map(({ host, digest }) => ({ host, digest })),
+    );
   });
 });
