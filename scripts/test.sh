@@ -87,6 +87,7 @@ wine_dir=$(mktemp -d)
 wine_log="$wine_dir/windows.log"
 wine_suite="$wine_dir/suite"    # the foreground writes the test program's path here
 say "Windows under Wine: started in the background (its output at the end)"
+# shellcheck disable=SC2016 # the inner bash expands them
 setsid bash -c '
   set -euo pipefail
   started=$(date +%s)
@@ -112,6 +113,7 @@ roots_pid=
 if [ "$(id -u)" = 0 ]; then
   say "Debian 13 and forky roots: built in the background when missing (cached in $roots_dir)"
   command -v mmdebstrap >/dev/null
+  # shellcheck disable=SC2016 # the inner bash expands them
   setsid bash -c '
     set -euo pipefail
     # The same folders run.sh uses: named by build-root.sh'"'"'s hash.
@@ -181,7 +183,7 @@ if [ -n "$roots_pid" ]; then
     exit 1
   fi
   roots_pid=
-  cat "$roots_build_log" | grep "^==" || true
+  grep "^==" "$roots_build_log" || true
 fi
 say "today's desktops in Debian roots (tests/desktop-roots; log: $roots_log)"
 FABRIC_DEB=$(bash scripts/build-deb.sh --debug)
