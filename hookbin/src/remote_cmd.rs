@@ -200,23 +200,22 @@ fn list(paths: &Paths) -> anyhow::Result<u8> {
     Ok(0)
 }
 
-/// The program to copy to a remote of `arch`: this one when it was built for it, else a
-/// `fabric-session-<machine>` beside it (a package may carry other architectures').
+/// The program to copy to a remote of `arch`: the first of [`setup::program_paths`] there is
+/// (this one, or another architecture's beside it or in the package's lib folder).
 fn program_for(arch: Arch) -> anyhow::Result<Vec<u8>> {
     let me = std::env::current_exe().context("cannot tell where this program is")?;
-    let path = if Arch::of_this_build() == Some(arch) {
-        me
-    } else {
-        me.with_file_name(format!("fabric-session-{}", arch.machine()))
-    };
-    match std::fs::read(&path) {
-        Ok(bytes) => Ok(bytes),
-        Err(err) => Err(SetupError::NoProgram {
-            arch,
-            why: format!("{}: {err}", path.display()),
+    let mut why = Vec::new();
+    for path in setup::program_paths(&me, arch) {
+        match std::fs::read(&path) {
+            Ok(bytes) => return Ok(bytes),
+            Err(err) => why.push(format!("{}: {err}", path.display())),
         }
-        .into()),
     }
+    Err(SetupError::NoProgram {
+        arch,
+        why: why.join("; "),
+    }
+    .into())
 }
 
 /// Asks `question` on a terminal; `false` at once when stdin is not one.

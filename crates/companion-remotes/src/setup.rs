@@ -5,6 +5,7 @@
 //! as untrusted: bounded, every string cleaned before a person reads it.
 
 use std::io::{Read, Write};
+use std::path::{Path, PathBuf};
 use std::process::{Child, ExitStatus, Stdio};
 use std::time::{Duration, Instant};
 
@@ -49,6 +50,24 @@ impl Arch {
             _ => None,
         }
     }
+}
+
+/// Where the program for a remote of `arch` is, for this program at `me`, in the order looked
+/// at: `me` itself when it was built for `arch`; else `fabric-session-<machine>` beside it (a
+/// build folder, an unpacked archive), then in `../lib/fabric-companion/` from its folder.
+/// The last is where the Linux package puts the other architectures' programs
+/// (`/usr/lib/fabric-companion/fabric-session-aarch64` for `/usr/bin/fabric-session`): a
+/// program this machine cannot run does not belong on `PATH`.
+pub fn program_paths(me: &Path, arch: Arch) -> Vec<PathBuf> {
+    if Arch::of_this_build() == Some(arch) {
+        return vec![me.to_path_buf()];
+    }
+    let name = format!("fabric-session-{}", arch.machine());
+    let mut paths = vec![me.with_file_name(&name)];
+    if let Some(dir) = me.parent().and_then(Path::parent) {
+        paths.push(dir.join("lib/fabric-companion").join(&name));
+    }
+    paths
 }
 
 /// Why a step of setting a remote up (or taking it down) stopped.
@@ -419,6 +438,26 @@ pub fn hook_apply(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn another_architecture_s_program_is_looked_for_beside_us_then_in_the_package_s_lib_folder() {
+        let other = match Arch::of_this_build() {
+            Some(Arch::LinuxAarch64) => Arch::LinuxX86_64,
+            _ => Arch::LinuxAarch64,
+        };
+        let name = format!("fabric-session-{}", other.machine());
+        assert_eq!(
+            program_paths(Path::new("/usr/bin/fabric-session"), other),
+            [
+                PathBuf::from("/usr/bin").join(&name),
+                PathBuf::from("/usr/lib/fabric-companion").join(&name),
+            ]
+        );
+        if let Some(this) = Arch::of_this_build() {
+            let me = Path::new("/opt/x/fabric-session");
+            assert_eq!(program_paths(me, this), [me.to_path_buf()]);
+        }
+    }
 
     #[test]
     fn a_plan_from_a_remote_is_cleaned_before_a_person_reads_it() {
