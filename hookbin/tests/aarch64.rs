@@ -3,16 +3,20 @@
 //! package qemu-user-static) in a temporary HOME: linked as it ships (static, at a fixed
 //! address), and answering as this machine's build does on the same input: `--version`, a
 //! Claude Code session-start hook with Fabric running, then `status --json` showing the
-//! session. `$FABRIC_AARCH64_BIN` names the program; without it (or without qemu) each test
-//! says why it did not run, and fails under `$FABRIC_REQUIRE_DESKTOP_TESTS=1`, as
-//! scripts/test.sh runs it (it builds the program and sets the variable). Emulated, never run
-//! on real aarch64 hardware here.
+//! session. And `remote add` end to end to an aarch64 remote: this machine laid out as the
+//! package installs it, a loopback `ssh` whose other end says `Linux aarch64`, and that
+//! remote's program exec'd through binfmt_misc (qemu-aarch64 registered: scripts/test.sh does
+//! it where nothing did). `$FABRIC_AARCH64_BIN` names the program; without it (or without
+//! qemu, or binfmt_misc's entry) each test says why it did not run, and fails under
+//! `$FABRIC_REQUIRE_DESKTOP_TESTS=1`, as scripts/test.sh runs it (it builds the program and
+//! sets the variable). Emulated, never run on real aarch64 hardware here.
 #![cfg(all(target_os = "linux", target_arch = "x86_64"))]
 
 mod common;
 
 use std::io::Write;
-use std::path::PathBuf;
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
 use common::{Home, claude_context, stdout};
@@ -223,4 +227,137 @@ fn a_session_start_hook_and_status_under_qemu_answer_as_the_native_program_does(
     );
     assert_eq!(arm.log, native.log);
     assert_eq!(arm.status, native.status);
+}
+
+/// Whether the kernel runs aarch64 programs through qemu when they are exec'd (binfmt_misc:
+/// Debian's qemu-user-static registers `qemu-aarch64` at boot through systemd-binfmt;
+/// scripts/test.sh registers it where nothing did).
+fn aarch64_runs_when_execed(test: &str) -> bool {
+    let entry =
+        std::fs::read_to_string("/proc/sys/fs/binfmt_misc/qemu-aarch64").unwrap_or_default();
+    entry.lines().next() == Some("enabled")
+        || cannot_run(
+            test,
+            "NOT RUN: binfmt_misc has no enabled qemu-aarch64 entry (as root: mount -t binfmt_misc \
+             binfmt_misc /proc/sys/fs/binfmt_misc; cat /usr/lib/binfmt.d/qemu-aarch64.conf > \
+             /proc/sys/fs/binfmt_misc/register)",
+        )
+}
+
+#[test]
+fn remote_add_sets_an_aarch64_remote_up_with_the_package_s_aarch64_program() {
+    let test = "aarch64::remote_add";
+    let Some(arm) = aarch64_program(test) else {
+        return;
+    };
+    if !aarch64_runs_when_execed(test) {
+        return;
+    }
+    // This machine laid out as the package installs it: the native program in usr/bin, the
+    // aarch64 one in usr/lib/fabric-companion (off PATH).
+    let root = tempfile::tempdir().unwrap();
+    let bin = root.path().join("usr/bin/fabric-session");
+    let lib = root
+        .path()
+        .join("usr/lib/fabric-companion/fabric-session-aarch64");
+    for (from, to) in [(Path::new(common::BIN), &bin), (arm.as_path(), &lib)] {
+        std::fs::create_dir_all(to.parent().unwrap()).unwrap();
+        std::fs::copy(from, to).unwrap();
+    }
+    // The remote: a home of its own, reached by a loopback `ssh` ($FABRIC_SSH) that runs the
+    // fixed remote command here, where `uname` says aarch64. Its programs then run under qemu
+    // through binfmt_misc, exec'd as on an aarch64 machine.
+    let remote_home = root.path().join("remote-home");
+    let fake_bin = root.path().join("remote-bin");
+    std::fs::create_dir_all(&remote_home).unwrap();
+    common::write(
+        &fake_bin.join("uname"),
+        "#!/bin/sh\necho \"Linux aarch64\"\n",
+    );
+    let ssh = root.path().join("ssh");
+    common::write(
+        &ssh,
+        &format!(
+            "#!/bin/sh\n# ssh [options] -- <destination> <command>: the command, run here\n\
+             while [ \"$1\" != -- ]; do shift; done; shift 2\n\
+             exec env -i HOME='{}' PATH='{}:/usr/bin:/bin' sh -c \"$*\"\n",
+            remote_home.display(),
+            fake_bin.display()
+        ),
+    );
+    for script in [&ssh, &fake_bin.join("uname")] {
+        std::fs::set_permissions(script, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    let home = Home::new();
+    let remote = |args: &[&str]| {
+        home.program(&bin)
+            .arg("remote")
+            .args(args)
+            .env("FABRIC_SSH", &ssh)
+            .stdin(Stdio::null())
+            .output()
+            .unwrap()
+    };
+    let said = |out: &Output| format!("{}\n{}", stdout(out), String::from_utf8_lossy(&out.stderr));
+
+    // Without consent: the aarch64 program copied and checked, the remote's plan shown.
+    let out = remote(&["add", "arm-box"]);
+    assert!(out.status.success(), "{}", said(&out));
+    let want = {
+        use sha2::Digest;
+        sha2::Sha256::digest(std::fs::read(&arm).unwrap())
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect::<String>()
+    };
+    let text = stdout(&out);
+    assert!(
+        text.contains(&format!(
+            "Copied fabric-session to arm-box (Linux aarch64, sha256 {want})."
+        )),
+        "{text}"
+    );
+    let copy = remote_home.join(".local/share/fabric-companion/bin/fabric-session");
+    assert_eq!(std::fs::read(&copy).unwrap(), std::fs::read(&arm).unwrap());
+    let digest = text
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("Plan digest: "))
+        .unwrap_or_else(|| panic!("no plan digest: {text}"))
+        .to_string();
+    let settings = remote_home.join(".claude/settings.json");
+    assert!(!settings.exists(), "written without consent");
+
+    // Applied with the digest: the remote's aarch64 program wrote its hooks there.
+    let out = remote(&[
+        "add",
+        "arm-box",
+        "--host",
+        "claude",
+        "--apply",
+        "--expect-sha256",
+        &digest,
+    ]);
+    assert!(out.status.success(), "{}", said(&out));
+    assert!(
+        stdout(&out).contains("Applied: Claude Code's hooks on arm-box are ours now."),
+        "{}",
+        said(&out)
+    );
+    let written = std::fs::read_to_string(&settings).unwrap();
+    assert!(
+        written.contains(&format!("{} hook session-start", copy.display())),
+        "{written}"
+    );
+
+    // Taken off again: hooks and program.
+    let out = remote(&["remove", "arm-box", "--apply"]);
+    assert!(out.status.success(), "{}", said(&out));
+    assert!(!copy.exists(), "{}", said(&out));
+    assert!(
+        !std::fs::read_to_string(&settings)
+            .unwrap_or_default()
+            .contains("fabric-session"),
+        "{}",
+        said(&out)
+    );
 }
