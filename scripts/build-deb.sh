@@ -7,7 +7,11 @@
 # The three programs go to /usr/bin: the dashboard (fabric-companion), the tray and the hook
 # binary as it ships (scripts/build-hook-binary.sh: static on Linux); the tray's GTK shell,
 # which the tray becomes on a desktop with only an XEmbed tray, to
-# /usr/lib/fabric-companion/fabric-tray-xembed. Tauri's bundler builds
+# /usr/lib/fabric-companion/fabric-tray-xembed; the hook binary for aarch64, which
+# `fabric-session remote add` copies to an aarch64 remote, to
+# /usr/lib/fabric-companion/fabric-session-aarch64 (scripts/build-hook-binary.sh --aarch64,
+# or $FABRIC_AARCH64_BIN when set: the release build in both profiles; not in /usr/bin, where
+# a program this machine cannot run does not belong). Tauri's bundler builds
 # the package from src-tauri/tauri.bundle.conf.json (the desktop entry, the tray's autostart
 # entry in /etc/xdg/autostart, the Claude Code plugin in /usr/share/fabric-companion, the
 # licences); this script generates what that config names under src-tauri/package/ (the
@@ -20,7 +24,6 @@
 # fetches through cargo any crate source it lacks.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-root=$(pwd)
 . scripts/packages.sh
 ensure_packages "${BUILD_PACKAGES[@]}"
 profile=release
@@ -95,6 +98,9 @@ PY
 python3 packaging/linux/third-party-notices.py | gzip -9n > "$package/third-party-notices.txt.gz"
 # The tray's GTK shell, built with the tray by prepare-sidecars.
 cp "$target_dir/$profile/fabric-tray-xembed" "$package/fabric-tray-xembed"
+# The aarch64 hook binary for remotes: static, so neither dpkg-shlibdeps nor Depends see it.
+aarch64=${FABRIC_AARCH64_BIN:-$(bash scripts/build-hook-binary.sh --aarch64)}
+install -m 0755 "$aarch64" "$package/fabric-session-aarch64"
 
 # ---- Tauri's bundle -----------------------------------------------------------------------
 bundle_dir="$target_dir/$profile/bundle/deb"

@@ -11,7 +11,9 @@
 # unit, browser (Debian's Chromium) and end-to-end tests (the real WebKit webview through
 # tauri-driver), the real agent hosts, and the Linux package installed and removed; and,
 # beside them in the background, Windows: the workspace built and linted for Windows, the
-# Windows package made, and the Wine suite (tests/wine) run under Wine.
+# Windows package made, and the Wine suite (tests/wine) run under Wine; and fabric-session
+# for aarch64 remotes, built in the background too, then run under qemu-user
+# (hookbin/tests/aarch64.rs) and shipped in the package.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -49,6 +51,9 @@ packages=(
   mmdebstrap
   # Windows under Wine (tests/wine): Debian's Rust builds the Windows standard library
   rustc-web cargo-web rust-web-src rust-web-clippy gcc-mingw-w64-x86-64 wine64 nsis
+  # fabric-session for aarch64 remotes (scripts/build-hook-binary.sh --aarch64, with the same
+  # Debian Rust): the cross linker and arm64 glibc; run under qemu-user (hookbin/tests/aarch64.rs)
+  gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user-static
 )
 # Installing openssh-server (or docker.io) starts the system's sshd (dockerd) through
 # invoke-rc.d where services run: a policy-rc.d denying every start while apt-get runs keeps
@@ -89,6 +94,7 @@ wine_dir=$(mktemp -d)
 wine_log="$wine_dir/windows.log"
 wine_suite="$wine_dir/suite"    # the foreground writes the test program's path here
 say "Windows under Wine: started in the background (its output at the end)"
+# shellcheck disable=SC2016 # the inner bash expands them
 setsid bash -c '
   set -euo pipefail
   started=$(date +%s)
@@ -105,6 +111,41 @@ setsid bash -c '
 wine_pid=$!
 trap 'kill -- -"$wine_pid" 2>/dev/null || true' EXIT
 
+# ---- fabric-session for aarch64, in the background -----------------------------------------
+# The program `remote add` copies to an aarch64 remote, built as it ships
+# (scripts/build-hook-binary.sh --aarch64: static, release, its own target folder and standard
+# library, kept between runs). Beside the clippy and build steps below (niced); the workspace's
+# tests wait for it: hookbin/tests/aarch64.rs runs it under qemu-user against the native
+# program, and the package (scripts/build-deb.sh) ships it. A failure fails the run. Cold it
+# is about 9 CPU-minutes (aarch64's standard library and every dependency, thin LTO), 9 min 47 s
+# alone on a busy 2-core machine; after a change in our crates about 3.
+aarch64_log="$wine_dir/aarch64.log"
+aarch64_path="$wine_dir/aarch64-path"
+say "fabric-session for aarch64: built in the background"
+# shellcheck disable=SC2016 # the inner bash expands them
+setsid bash -c '
+  set -euo pipefail
+  started=$(date +%s)
+  nice bash scripts/build-hook-binary.sh --aarch64 >"$1"
+  echo "== fabric-session for aarch64: $(cat "$1") ($(du -k "$(cat "$1")" | cut -f1) KiB), built in $(( $(date +%s) - started )) s"
+' aarch64-build "$aarch64_path" >"$aarch64_log" 2>&1 &
+aarch64_pid=$!
+trap 'kill -- -"$wine_pid" 2>/dev/null || true; kill -- -"$aarch64_pid" 2>/dev/null || true' EXIT
+# An aarch64 program exec'd runs under qemu through binfmt_misc: Debian's qemu-user-static
+# registers qemu-aarch64 at boot (systemd-binfmt); where nothing did (a container, a machine
+# without systemd), root registers it here from the package's own entry, and leaves it, as
+# the package would. hookbin/tests/aarch64.rs then sets up an aarch64 remote with `remote
+# add`; without the entry that test fails (FABRIC_REQUIRE_DESKTOP_TESTS=1) saying so.
+binfmt=/proc/sys/fs/binfmt_misc
+if [ "$(id -u)" = 0 ] && [ ! -e "$binfmt/qemu-aarch64" ]; then
+  if { [ -e "$binfmt/register" ] || mount -t binfmt_misc binfmt_misc "$binfmt"; } &&
+    cat /usr/lib/binfmt.d/qemu-aarch64.conf >"$binfmt/register"; then
+    say "binfmt_misc: qemu-aarch64 registered"
+  else
+    say "binfmt_misc: qemu-aarch64 could not be registered (the aarch64 remote test will say so)"
+  fi
+fi
+
 # ---- today's desktops' roots, built in the background when missing (tests/desktop-roots) --
 # mmdebstrap mostly waits on the mirror: building the Debian 13 and forky roots beside the
 # Rust builds (niced) hides most of their cold time. The roots step below waits for it.
@@ -114,6 +155,7 @@ roots_pid=
 if [ "$(id -u)" = 0 ]; then
   say "Debian 13 and forky roots: built in the background when missing (cached in $roots_dir)"
   command -v mmdebstrap >/dev/null
+  # shellcheck disable=SC2016 # the inner bash expands them
   setsid bash -c '
     set -euo pipefail
     # The same folders run.sh uses: named by build-root.sh'"'"'s hash.
@@ -126,7 +168,7 @@ if [ "$(id -u)" = 0 ]; then
     done
   ' roots-build "$roots_dir" >"$roots_build_log" 2>&1 &
   roots_pid=$!
-  trap 'kill -- -"$wine_pid" 2>/dev/null || true; [ -z "$roots_pid" ] || kill -- -"$roots_pid" 2>/dev/null || true' EXIT
+  trap 'kill -- -"$wine_pid" 2>/dev/null || true; kill -- -"$aarch64_pid" 2>/dev/null || true; [ -z "$roots_pid" ] || kill -- -"$roots_pid" 2>/dev/null || true' EXIT
 fi
 
 # ---- Rust ---------------------------------------------------------------------------------
@@ -154,6 +196,16 @@ shells_log="$target_dir/desktop-shells-tests.log"
 # virtual desktop" (or no dashboard) into a failure. The dashboard's page types must be what the Rust types give (a
 # test of fabric-companion compares ui/src/types.ts with them).
 cargo test --workspace --locked --no-run
+# The aarch64 program, for hookbin/tests/aarch64.rs (under qemu-aarch64-static) and the package.
+say "waiting for the aarch64 build"
+if ! wait "$aarch64_pid"; then
+  cat "$aarch64_log"
+  echo "fabric-session for aarch64 could not be built" >&2
+  exit 1
+fi
+cat "$aarch64_log"
+FABRIC_AARCH64_BIN=$(cat "$aarch64_path")
+export FABRIC_AARCH64_BIN
 FABRIC_REQUIRE_DESKTOP_TESTS=1 FABRIC_E2E_COMPANION="$target_dir/debug/fabric-companion" \
   cargo test --workspace --locked --exclude desktop-shells --exclude wine-bench
 # The real desktop shells (tests/desktop-shells: GNOME Shell, KWin and Plasma, headless), after
@@ -183,7 +235,7 @@ if [ -n "$roots_pid" ]; then
     exit 1
   fi
   roots_pid=
-  cat "$roots_build_log" | grep "^==" || true
+  grep "^==" "$roots_build_log" || true
 fi
 say "today's desktops in Debian roots (tests/desktop-roots; log: $roots_log)"
 FABRIC_DEB=$(bash scripts/build-deb.sh --debug)

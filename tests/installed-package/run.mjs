@@ -41,6 +41,8 @@ const oursByEvent = (hooks) => Object.entries(hooks)
   .map(([event]) => event)
   .sort();
 const sameList = (a, b) => a.length === b.length && a.every((x, i) => x === b[i]);
+// The hook binary for aarch64 remotes (scripts/build-deb.sh).
+const AARCH64 = '/usr/lib/fabric-companion/fabric-session-aarch64';
 const PROGRAMS = ['/usr/bin/fabric-companion', '/usr/bin/fabric-tray', '/usr/bin/fabric-session', '/usr/lib/fabric-companion/fabric-tray-xembed'];
 
 let home;
@@ -147,6 +149,7 @@ function checkPackageFile() {
     './usr/bin/fabric-tray',
     './usr/bin/fabric-session',
     './usr/lib/fabric-companion/fabric-tray-xembed',
+    './usr/lib/fabric-companion/fabric-session-aarch64',
     './etc/xdg/autostart/fabric-tray.desktop',
     './usr/share/applications/fabric-companion.desktop',
     './usr/share/fabric-companion/claude-plugin/hooks/hooks.json',
@@ -289,6 +292,12 @@ async function main() {
   check(`the GNOME Shell extension is the ${wantVariant} variant for GNOME Shell ${shellMajor || '(none)'}`, linked.endsWith(`/${wantVariant}/fabric-companion-focus@passioncode.ai`) && fs.existsSync(path.join(extensionLink, 'extension.js')), linked);
   const installed = sh('dpkg', ['-L', 'fabric-companion']).split('\n').filter(Boolean);
   const ownFiles = installed.filter((f) => fs.existsSync(f) && !fs.statSync(f).isDirectory());
+  // The aarch64 program remote add copies to an aarch64 remote (hookbin/tests/aarch64.rs runs
+  // it under qemu): installed in the package's lib folder, executable, an aarch64 ELF; not on
+  // PATH.
+  const arm = fs.existsSync(AARCH64) ? fs.readFileSync(AARCH64) : Buffer.alloc(0);
+  check(`${AARCH64} is installed, executable, an aarch64 ELF`, arm.length > 64 && (fs.statSync(AARCH64).mode & 0o111) === 0o111 && arm.subarray(0, 4).toString('latin1') === '\x7fELF' && arm.readUInt16LE(18) === 183, `${arm.length} bytes`);
+  check('no fabric-session-aarch64 on PATH', !fs.existsSync('/usr/bin/fabric-session-aarch64'));
   log(`${ownFiles.length} files installed`);
 
   home = fs.mkdtempSync(path.join(os.tmpdir(), 'fabric-installed-'));
@@ -424,6 +433,7 @@ async function main() {
   check('no process of the package is left running', left.length === 0, left.join(' '));
   const files = ownFiles.filter((f) => fs.existsSync(f));
   check('no file of the package is left', files.length === 0, files.join(' '));
+  check(`${AARCH64} is gone`, ownFiles.includes(AARCH64) && !fs.existsSync(AARCH64));
   let linkLeft = true;
   try {
     fs.lstatSync(extensionLink);

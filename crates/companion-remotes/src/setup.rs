@@ -7,7 +7,7 @@
 //! before a person reads it.
 
 use std::io::{Read, Write};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Child, ExitStatus, Stdio};
 use std::time::{Duration, Instant};
 
@@ -54,6 +54,24 @@ impl Arch {
             _ => None,
         }
     }
+}
+
+/// Where the program for a remote of `arch` is, for this program at `me`, in the order looked
+/// at: `me` itself when it was built for `arch`; else `fabric-session-<machine>` beside it (a
+/// build folder, an unpacked archive), then in `../lib/fabric-companion/` from its folder.
+/// The last is where the Linux package puts the other architectures' programs
+/// (`/usr/lib/fabric-companion/fabric-session-aarch64` for `/usr/bin/fabric-session`): a
+/// program this machine cannot run does not belong on `PATH`.
+pub fn program_paths(me: &Path, arch: Arch) -> Vec<PathBuf> {
+    if Arch::of_this_build() == Some(arch) {
+        return vec![me.to_path_buf()];
+    }
+    let name = format!("fabric-session-{}", arch.machine());
+    let mut paths = vec![me.with_file_name(&name)];
+    if let Some(dir) = me.parent().and_then(Path::parent) {
+        paths.push(dir.join("lib/fabric-companion").join(&name));
+    }
+    paths
 }
 
 /// Why a step of setting a remote up (or taking it down) stopped.
@@ -378,17 +396,18 @@ impl RemotePlan {
 }
 
 /// The program to copy to a remote of `arch`, given this machine's `fabric-session`
-/// (`local`): that one when this build is for `arch`, else a `fabric-session-<machine>` beside
-/// it (a package may carry other architectures').
+/// (`local`): the first of [`program_paths`] there is. None found: every path looked at, why.
 pub fn program_for(arch: Arch, local: &Path) -> Result<Vec<u8>, SetupError> {
-    let path = if Arch::of_this_build() == Some(arch) {
-        local.to_path_buf()
-    } else {
-        local.with_file_name(format!("fabric-session-{}", arch.machine()))
-    };
-    std::fs::read(&path).map_err(|err| SetupError::NoProgram {
+    let mut why = Vec::new();
+    for path in program_paths(local, arch) {
+        match std::fs::read(&path) {
+            Ok(bytes) => return Ok(bytes),
+            Err(err) => why.push(format!("{}: {err}", path.display())),
+        }
+    }
+    Err(SetupError::NoProgram {
         arch,
-        why: format!("{}: {err}", path.display()),
+        why: why.join("; "),
     })
 }
 
@@ -526,6 +545,26 @@ pub fn hook_apply(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn another_architecture_s_program_is_looked_for_beside_us_then_in_the_package_s_lib_folder() {
+        let other = match Arch::of_this_build() {
+            Some(Arch::LinuxAarch64) => Arch::LinuxX86_64,
+            _ => Arch::LinuxAarch64,
+        };
+        let name = format!("fabric-session-{}", other.machine());
+        assert_eq!(
+            program_paths(Path::new("/usr/bin/fabric-session"), other),
+            [
+                PathBuf::from("/usr/bin").join(&name),
+                PathBuf::from("/usr/lib/fabric-companion").join(&name),
+            ]
+        );
+        if let Some(this) = Arch::of_this_build() {
+            let me = Path::new("/opt/x/fabric-session");
+            assert_eq!(program_paths(me, this), [me.to_path_buf()]);
+        }
+    }
 
     #[test]
     fn a_plan_from_a_remote_is_cleaned_before_a_person_reads_it() {
