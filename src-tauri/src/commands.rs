@@ -61,17 +61,25 @@ pub struct StatusView {
     pub remotes: Vec<crate::remotes::RemoteView>,
 }
 
+/// Runs `work` (files read, processes run) off the page's thread; its result is the command's.
+pub(crate) async fn off_thread<T: Send + 'static>(
+    work: impl FnOnce() -> T + Send + 'static,
+) -> CommandResult<T> {
+    tauri::async_runtime::spawn_blocking(work)
+        .await
+        .map_err(|e| CommandError::Invalid(e.to_string()))
+}
+
 #[tauri::command]
 pub async fn get_status(state: State<'_, AppState>) -> CommandResult<StatusView> {
     let paths = state.paths.clone();
-    let (status, tray_running, remotes) = tauri::async_runtime::spawn_blocking(move || {
+    let (status, tray_running, remotes) = off_thread(move || {
         let status = status::collect(&paths, None);
         let tray_running = desktop::tray_running(&paths);
         let remotes = crate::remotes::remotes_view(&paths, tray_running);
         (status, tray_running, remotes)
     })
-    .await
-    .map_err(|e| CommandError::Invalid(e.to_string()))?;
+    .await?;
     // The numbers the worker measured when it observed each session's last turn.
     let turn_changes = status
         .sessions
@@ -230,9 +238,7 @@ pub async fn plan_hooks(
     operation: Operation,
 ) -> CommandResult<PlanView> {
     let paths = state.paths.clone();
-    tauri::async_runtime::spawn_blocking(move || plan_view(&paths, host, operation))
-        .await
-        .map_err(|e| CommandError::Invalid(e.to_string()))?
+    off_thread(move || plan_view(&paths, host, operation)).await?
 }
 
 #[tauri::command]
@@ -244,7 +250,7 @@ pub async fn apply_hooks(
 ) -> CommandResult<Applied> {
     let op = operation;
     let paths = state.paths.clone();
-    tauri::async_runtime::spawn_blocking(move || {
+    off_thread(move || {
         let script = script_for(&paths, op)?;
         let applied = install::apply(host, op, script.as_deref(), &paths, &expected_sha256)?;
         tracing::info!(
@@ -254,8 +260,7 @@ pub async fn apply_hooks(
         );
         Ok(applied.into())
     })
-    .await
-    .map_err(|e| CommandError::Invalid(e.to_string()))?
+    .await?
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -271,11 +276,8 @@ pub struct LogSnapshot {
 pub async fn read_log(state: State<'_, AppState>) -> CommandResult<LogSnapshot> {
     let tail = state.tail.clone();
     let path = state.paths.hook_log();
-    let lines = tauri::async_runtime::spawn_blocking(move || {
-        tail.lock().map(|mut t| t.snapshot()).unwrap_or_default()
-    })
-    .await
-    .map_err(|e| CommandError::Invalid(e.to_string()))?;
+    let lines =
+        off_thread(move || tail.lock().map(|mut t| t.snapshot()).unwrap_or_default()).await?;
     Ok(LogSnapshot {
         rotated: companion_sessions::hook_log::rotated_path(&path),
         path,
@@ -296,9 +298,7 @@ pub async fn list_services(state: State<'_, AppState>) -> CommandResult<Services
     let dir = state.paths.services_dir.clone();
     let services = {
         let dir = dir.clone();
-        tauri::async_runtime::spawn_blocking(move || services::list(&dir))
-            .await
-            .map_err(|e| CommandError::Invalid(e.to_string()))?
+        off_thread(move || services::list(&dir)).await?
     };
     Ok(ServicesView { dir, services })
 }
@@ -469,7 +469,7 @@ pub async fn save_settings(
     form: SettingsForm,
 ) -> CommandResult<SettingsView> {
     let paths = state.paths.clone();
-    tauri::async_runtime::spawn_blocking(move || {
+    off_thread(move || {
         let path = settings::settings_path(&paths);
         let merged = merge_form(settings::load(&path), &form)?;
         settings::save(&path, &merged)?;
@@ -481,8 +481,7 @@ pub async fn save_settings(
         )?;
         Ok(settings_view(&paths))
     })
-    .await
-    .map_err(|e| CommandError::Invalid(e.to_string()))?
+    .await?
 }
 
 /// Takes back a "Don't offer again" from the tray's hook setup offer for `host`: the tray
@@ -493,9 +492,7 @@ pub async fn offer_hooks_again(
     host: Host,
 ) -> CommandResult<SettingsView> {
     let paths = state.paths.clone();
-    tauri::async_runtime::spawn_blocking(move || offer_again(&paths, host))
-        .await
-        .map_err(|e| CommandError::Invalid(e.to_string()))?
+    off_thread(move || offer_again(&paths, host)).await?
 }
 
 /// `offer_hooks_again`'s work: `host` out of the dismissed offers (the file written only
@@ -550,9 +547,7 @@ impl From<Result<session_focus::Raised, session_focus::FocusError>> for FocusVie
 #[tauri::command]
 pub async fn desktop_support(state: State<'_, AppState>) -> CommandResult<desktop::DesktopView> {
     let paths = state.paths.clone();
-    tauri::async_runtime::spawn_blocking(move || desktop::desktop_view(&paths))
-        .await
-        .map_err(|e| CommandError::Invalid(e.to_string()))
+    off_thread(move || desktop::desktop_view(&paths)).await
 }
 
 /// Turns our GNOME Shell extension on: only ever on the person's click ("Turn it on");
@@ -560,9 +555,7 @@ pub async fn desktop_support(state: State<'_, AppState>) -> CommandResult<deskto
 /// date, failed with the shell's error).
 #[tauri::command]
 pub async fn enable_jump_extension() -> CommandResult<desktop::JumpView> {
-    tauri::async_runtime::spawn_blocking(|| desktop::jump_view(session_focus::enable_gnome_jump()))
-        .await
-        .map_err(|e| CommandError::Invalid(e.to_string()))
+    off_thread(|| desktop::jump_view(session_focus::enable_gnome_jump())).await
 }
 
 /// Raises the window a session runs in (the same code as `fabric-session focus` and the
@@ -573,14 +566,13 @@ pub async fn focus_session(
     session: String,
 ) -> CommandResult<FocusView> {
     let paths = state.paths.clone();
-    tauri::async_runtime::spawn_blocking(move || {
+    off_thread(move || {
         FocusView::from(
             crate::remotes::focus(&paths, &session)
                 .unwrap_or_else(|| session_focus::focus(&paths.sessions_dir(), &session)),
         )
     })
     .await
-    .map_err(|e| CommandError::Invalid(e.to_string()))
 }
 
 #[derive(Debug, Clone, Serialize)]

@@ -15,7 +15,7 @@ use companion_remotes::setup;
 use serde::{Deserialize, Serialize};
 use tauri::State;
 
-use crate::commands::{self, AppState, SettingsView};
+use crate::commands::{self, AppState, SettingsView, off_thread};
 use crate::error::{CommandError, CommandResult};
 
 /// A remote made ready: what the person reads before consenting.
@@ -215,9 +215,7 @@ pub fn take_down(
 /// "Take down…": [`removal`], off the page's thread.
 #[tauri::command]
 pub async fn plan_remote_removal(destination: String) -> CommandResult<RemoteRemovalPlan> {
-    tauri::async_runtime::spawn_blocking(move || removal(&destination))
-        .await
-        .map_err(|e| CommandError::Invalid(e.to_string()))?
+    off_thread(move || removal(&destination)).await?
 }
 
 /// "Take down" in the consent panel: [`take_down`] with the digests shown, off the page's
@@ -229,9 +227,7 @@ pub async fn take_down_remote(
     shown: Vec<ShownDigest>,
 ) -> CommandResult<RemoteTakenDown> {
     let paths = state.paths.clone();
-    tauri::async_runtime::spawn_blocking(move || take_down(&paths, &destination, &shown))
-        .await
-        .map_err(|e| CommandError::Invalid(e.to_string()))?
+    off_thread(move || take_down(&paths, &destination, &shown)).await?
 }
 
 /// "Set up…": [`prepare`], off the page's thread.
@@ -242,9 +238,7 @@ pub async fn prepare_remote(
     host: Host,
 ) -> CommandResult<RemoteSetupPlan> {
     let paths = state.paths.clone();
-    tauri::async_runtime::spawn_blocking(move || prepare(&paths, &destination, host))
-        .await
-        .map_err(|e| CommandError::Invalid(e.to_string()))?
+    off_thread(move || prepare(&paths, &destination, host)).await?
 }
 
 /// "Apply" in the consent panel: [`apply`] with the digest shown, off the page's thread.
@@ -256,9 +250,7 @@ pub async fn apply_remote(
     digest: String,
 ) -> CommandResult<RemoteSetupDone> {
     let paths = state.paths.clone();
-    tauri::async_runtime::spawn_blocking(move || apply(&paths, &destination, host, &digest))
-        .await
-        .map_err(|e| CommandError::Invalid(e.to_string()))?
+    off_thread(move || apply(&paths, &destination, host, &digest)).await?
 }
 
 #[cfg(test)]

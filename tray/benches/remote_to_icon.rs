@@ -24,7 +24,6 @@ fn main() {
 #[cfg(target_os = "linux")]
 mod bench {
     use std::collections::HashMap;
-    use std::io::Write;
     use std::path::PathBuf;
     use std::process::{Child, Command, Stdio};
     use std::sync::mpsc;
@@ -33,7 +32,7 @@ mod bench {
     use futures_util::StreamExt;
     use test_support::desktop::{bus_address, runtime_dir, start_xvfb};
     use test_support::picture::needs_you_mark;
-    use test_support::ssh_remote::{PROGRAM, SshRemote, write_as_remote};
+    use test_support::ssh_remote::{SshRemote, write_as_remote};
     use zbus::OwnedVariant as OwnedValue;
 
     const TRAY: &str = env!("CARGO_BIN_EXE_fabric-tray");
@@ -210,21 +209,6 @@ mod bench {
         remote.fabric_running(|pid, fabric_dir| {
             fabric_fake::files::hub_text(fabric_dir, &["session-hooks/1"], pid)
         });
-        let payload = |event: &str, extra: &str| {
-            format!(
-                r#"{{"session_id":"bench-1","cwd":"{}","hook_event_name":"{event}","source":"startup"{extra}}}"#,
-                remote.home().join("proj").display()
-            )
-        };
-        for (file, event, extra) in [
-            ("start.json", "SessionStart", ""),
-            ("prompt.json", "UserPromptSubmit", r#","prompt":"go""#),
-            ("ask.json", "PermissionRequest", r#","tool_name":"Bash""#),
-            ("go.json", "PostToolUse", r#","tool_name":"Bash""#),
-        ] {
-            write_as_remote(&remote, file, &payload(event, extra));
-        }
-        remote.run_as_remote("mkdir -p ~/proj");
 
         // Here: a HOME of its own, Xvfb, a session bus, a StatusNotifierWatcher, the tray.
         let home = tempfile::tempdir().unwrap();
@@ -282,19 +266,9 @@ mod bench {
         let rss_before = rss_kib(tray_pid);
 
         // The session's host process there: a shell of the remote user that runs the hooks.
-        let mut shell = remote
-            .command_as_remote("/bin/sh")
-            .stdin(Stdio::piped())
-            .stdout(Stdio::null())
-            .spawn()
-            .unwrap();
-        let mut hooks = shell.stdin.take().unwrap();
-        let mut hook = |cli_event: &str, file: &str| {
-            writeln!(hooks, "~/{PROGRAM} hook {cli_event} < ~/{file}").unwrap();
-            hooks.flush().unwrap();
-        };
-        hook("session-start", "start.json");
-        hook("user-prompt-submit", "prompt.json");
+        let mut shell = remote.hook_shell("bench-1");
+        shell.hook("session-start");
+        shell.hook("user-prompt-submit");
         std::fs::write(
             config.join("settings.json"),
             r#"{"needsYouGraceSecs": 0, "remotes": ["fabric-remote"]}"#,
@@ -315,14 +289,11 @@ mod bench {
         };
         let mut took = Vec::new();
         for round in 0..=runs {
-            for (cli_event, file, mark) in [
-                ("permission-request", "ask.json", true),
-                ("post-tool-use", "go.json", false),
-            ] {
+            for (cli_event, mark) in [("permission-request", true), ("post-tool-use", false)] {
                 std::thread::sleep(Duration::from_millis(300));
                 while seen.try_recv().is_ok() {}
                 let started = Instant::now();
-                hook(cli_event, file);
+                shell.hook(cli_event);
                 let at = wait_for(mark);
                 if round > 0 {
                     took.push(at - started);
@@ -330,8 +301,7 @@ mod bench {
             }
         }
         let rss_up = rss_kib(tray_pid);
-        drop(hooks);
-        let _ = shell.wait();
+        drop(shell);
         drop(started);
         took.sort();
         let at = |q: f64| took[((took.len() - 1) as f64 * q).round() as usize];

@@ -23,9 +23,7 @@ fn main() {
 
 #[cfg(target_os = "linux")]
 mod bench {
-    use std::io::Write;
     use std::path::PathBuf;
-    use std::process::Stdio;
     use std::sync::mpsc;
     use std::time::{Duration, Instant};
 
@@ -33,7 +31,7 @@ mod bench {
     use companion_remotes::link::{Link, LinkSettings};
     use companion_remotes::remote::Remote;
     use companion_sessions::session_state::SessionState;
-    use test_support::ssh_remote::{PROGRAM, SshRemote, write_as_remote};
+    use test_support::ssh_remote::{SshRemote, write_as_remote};
 
     fn session_binary() -> PathBuf {
         if let Some(path) = std::env::var_os("FABRIC_SESSION_BIN") {
@@ -70,36 +68,11 @@ mod bench {
         remote.fabric_running(|pid, fabric_dir| {
             fabric_fake::files::hub_text(fabric_dir, &["session-hooks/1"], pid)
         });
-        let payload = |event: &str, extra: &str| {
-            format!(
-                r#"{{"session_id":"bench-1","cwd":"{}","hook_event_name":"{event}","source":"startup"{extra}}}"#,
-                remote.home().join("proj").display()
-            )
-        };
-        for (file, event, extra) in [
-            ("start.json", "SessionStart", ""),
-            ("prompt.json", "UserPromptSubmit", r#","prompt":"go""#),
-            ("ask.json", "PermissionRequest", r#","tool_name":"Bash""#),
-            ("go.json", "PostToolUse", r#","tool_name":"Bash""#),
-        ] {
-            write_as_remote(&remote, file, &payload(event, extra));
-        }
-        remote.run_as_remote("mkdir -p ~/proj");
 
-        // The session's host process: a shell of the remote user that runs the hooks.
-        let mut shell = remote
-            .command_as_remote("/bin/sh")
-            .stdin(Stdio::piped())
-            .stdout(Stdio::null())
-            .spawn()
-            .unwrap();
-        let mut hooks = shell.stdin.take().unwrap();
-        let mut hook = |cli_event: &str, file: &str| {
-            writeln!(hooks, "~/{PROGRAM} hook {cli_event} < ~/{file}").unwrap();
-            hooks.flush().unwrap();
-        };
-        hook("session-start", "start.json");
-        hook("user-prompt-submit", "prompt.json");
+        // The session's host process there: a shell of the remote user that runs the hooks.
+        let mut shell = remote.hook_shell("bench-1");
+        shell.hook("session-start");
+        shell.hook("user-prompt-submit");
 
         let (changed, changes) = mpsc::channel();
         let board = Board::new(move || {
@@ -136,13 +109,13 @@ mod bench {
         wait_for(SessionState::Working);
         let mut took = Vec::new();
         for _ in 0..runs {
-            for (cli_event, file, want) in [
-                ("permission-request", "ask.json", SessionState::NeedsYou),
-                ("post-tool-use", "go.json", SessionState::Working),
+            for (cli_event, want) in [
+                ("permission-request", SessionState::NeedsYou),
+                ("post-tool-use", SessionState::Working),
             ] {
                 std::thread::sleep(Duration::from_millis(300));
                 let started = Instant::now();
-                hook(cli_event, file);
+                shell.hook(cli_event);
                 took.push(wait_for(want) - started);
             }
         }
@@ -178,8 +151,7 @@ mod bench {
             "resident memory: {rss_before} KiB before the link, {rss_up} KiB with it up (+{} KiB)",
             rss_up.saturating_sub(rss_before)
         );
-        drop(hooks);
-        let _ = shell.wait();
+        drop(shell);
         took.sort();
         let at = |q: f64| took[((took.len() - 1) as f64 * q).round() as usize];
         println!(

@@ -175,7 +175,7 @@ fn state_of(home: &TestHome) -> Option<String> {
     Some(session(home)?["state"].as_str()?.to_owned())
 }
 
-fn wait_until<T>(
+pub(crate) fn wait_until<T>(
     what: &str,
     limit: Duration,
     mut check: impl FnMut() -> Option<T>,
@@ -242,6 +242,11 @@ fn host_records(home: &TestHome) -> String {
 
 /// Every file under our folders holding `word`.
 fn files_holding(home: &TestHome, word: &str) -> Vec<PathBuf> {
+    files_holding_in(&home.our_dirs(), word)
+}
+
+/// Every file under `dirs` holding `word`.
+pub(crate) fn files_holding_in(dirs: &[PathBuf], word: &str) -> Vec<PathBuf> {
     fn walk(dir: &Path, word: &str, out: &mut Vec<PathBuf>) {
         for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
             let path = entry.path();
@@ -255,8 +260,8 @@ fn files_holding(home: &TestHome, word: &str) -> Vec<PathBuf> {
         }
     }
     let mut found = Vec::new();
-    for dir in home.our_dirs() {
-        walk(&dir, word, &mut found);
+    for dir in dirs {
+        walk(dir, word, &mut found);
     }
     found
 }

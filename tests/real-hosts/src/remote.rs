@@ -13,7 +13,7 @@
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use serde_json::json;
 use test_support::ssh_remote::{ALIAS, PROGRAM, SshRemote, write_as_remote};
@@ -21,7 +21,7 @@ use test_support::ssh_remote::{ALIAS, PROGRAM, SshRemote, write_as_remote};
 use crate::desktop::{self, Desktop, Traffic};
 use crate::home::{API_KEY, SESSION_HOOKS_FEATURE, TestHome};
 use crate::hosts::{HostProgram, say, text};
-use crate::needs_you::WITHIN;
+use crate::needs_you::{WITHIN, files_holding_in, wait_until};
 use crate::tui::Tui;
 
 /// The longest Claude Code may take to start, to show a prompt, to end a turn.
@@ -38,26 +38,6 @@ pub struct Measured {
     pub to_mark: Duration,
     /// Prompt on the remote's screen → the "needs you" notification here.
     pub to_notification: Duration,
-}
-
-fn wait_until<T>(
-    what: &str,
-    limit: Duration,
-    mut check: impl FnMut() -> Option<T>,
-) -> Result<T, String> {
-    let start = Instant::now();
-    loop {
-        if let Some(value) = check() {
-            return Ok(value);
-        }
-        if start.elapsed() > limit {
-            return Err(format!(
-                "gave up after {} ms waiting for {what}",
-                limit.as_millis()
-            ));
-        }
-        std::thread::sleep(Duration::from_millis(30));
-    }
 }
 
 fn out_text(out: &Output) -> String {
@@ -249,27 +229,6 @@ fn active_pid(desktop: &Desktop) -> Option<u32> {
     String::from_utf8_lossy(&out.stdout).trim().parse().ok()
 }
 
-/// Every file under `dirs` holding `word`.
-fn files_holding(dirs: &[PathBuf], word: &str) -> Vec<PathBuf> {
-    fn walk(dir: &Path, word: &str, out: &mut Vec<PathBuf>) {
-        for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
-            let path = entry.path();
-            if path.is_dir() && !path.is_symlink() {
-                walk(&path, word, out);
-            } else if std::fs::read(&path)
-                .is_ok_and(|bytes| bytes.windows(word.len()).any(|w| w == word.as_bytes()))
-            {
-                out.push(path);
-            }
-        }
-    }
-    let mut found = Vec::new();
-    for dir in dirs {
-        walk(dir, word, &mut found);
-    }
-    found
-}
-
 /// The whole proof; what it measured. The screenshot of the icon with its mark and the
 /// notification goes to `shot`, the one after the jump (the terminal with the remote's tmux
 /// in front) beside it (`…-jump.png`).
@@ -446,7 +405,7 @@ pub fn prove(
     let mut ours = home.our_dirs();
     ours.extend(theirs);
     for what in [word.as_str(), "stand-in: "] {
-        let found = files_holding(&ours, what);
+        let found = files_holding_in(&ours, what);
         if !found.is_empty() {
             return Err(format!("{what:?} is in {found:?}"));
         }

@@ -32,6 +32,55 @@ static USERS: Mutex<()> = Mutex::new(());
 /// remote add` puts it).
 pub const PROGRAM: &str = ".local/share/fabric-companion/bin/fabric-session";
 
+/// The hooks a [`HookShell`] runs: the command line's event, Claude Code's event name, and
+/// what its input holds beyond the session, folder and source.
+pub const HOOK_EVENTS: [(&str, &str, &str); 4] = [
+    ("session-start", "SessionStart", ""),
+    (
+        "user-prompt-submit",
+        "UserPromptSubmit",
+        r#","prompt":"go""#,
+    ),
+    (
+        "permission-request",
+        "PermissionRequest",
+        r#","tool_name":"Bash""#,
+    ),
+    ("post-tool-use", "PostToolUse", r#","tool_name":"Bash""#),
+];
+
+/// A session's host process at the other end: a shell of the remote user running our hooks
+/// (the program at [`PROGRAM`]) with the session's input, one line at a time, as a host runs
+/// its hook commands. Ends when dropped (its input closed, the shell waited for).
+pub struct HookShell {
+    shell: Child,
+    lines: std::process::ChildStdin,
+}
+
+impl HookShell {
+    /// Has the shell run `fabric-session hook <cli_event>` (one of [`HOOK_EVENTS`]) now.
+    pub fn hook(&mut self, cli_event: &str) {
+        assert!(
+            HOOK_EVENTS.iter().any(|(e, _, _)| *e == cli_event),
+            "no input for {cli_event}"
+        );
+        writeln!(
+            self.lines,
+            "~/{PROGRAM} hook {cli_event} < ~/hook-{cli_event}.json"
+        )
+        .and_then(|()| self.lines.flush())
+        .expect("the hook shell takes a line");
+    }
+}
+
+impl Drop for HookShell {
+    fn drop(&mut self) {
+        let _ = writeln!(self.lines, "exit");
+        let _ = self.lines.flush();
+        let _ = self.shell.wait();
+    }
+}
+
 /// One running remote: its user, its sshd and the client configs that reach it.
 pub struct SshRemote {
     dir: PathBuf,
@@ -242,6 +291,33 @@ impl SshRemote {
         let fabric_dir = self.home.join(".local/share/passioncode-fabric");
         let hub = hub_json(pid, &fabric_dir);
         write_as_remote(self, ".local/share/passioncode-fabric/hub.json", &hub);
+    }
+
+    /// A session's host process there ([`HookShell`]): Claude Code's hook input for session
+    /// `session` in `~/proj` written for each of [`HOOK_EVENTS`], and a long-lived shell of the
+    /// remote user that runs our hooks on them, one line at a time.
+    pub fn hook_shell(&self, session: &str) -> HookShell {
+        let proj = self.home.join("proj");
+        for (cli_event, event, extra) in HOOK_EVENTS {
+            write_as_remote(
+                self,
+                &format!("hook-{cli_event}.json"),
+                &format!(
+                    r#"{{"session_id":"{session}","cwd":"{}","hook_event_name":"{event}","source":"startup"{extra}}}"#,
+                    proj.display()
+                ),
+            );
+        }
+        let made = self.run_as_remote("mkdir -p ~/proj");
+        assert!(made.status.success(), "{made:?}");
+        let mut shell = self
+            .command_as_remote("/bin/sh")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::null())
+            .spawn()
+            .expect("sh as the remote user");
+        let lines = shell.stdin.take().expect("piped");
+        HookShell { shell, lines }
     }
 
     /// Runs `script` with `sh -c` as the remote user (its home, a plain `PATH`), to its end.
