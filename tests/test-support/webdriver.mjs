@@ -93,10 +93,17 @@ export class Processes {
 /** Xvfb (1280x900) on the first display number free here, once its socket is there; gives
  * `:N`. */
 export async function startXvfb(processes) {
-  let display = 90;
-  while (fs.existsSync(`/tmp/.X11-unix/X${display}`) || fs.existsSync(`/tmp/.X${display}-lock`)) display++;
-  processes.start('Xvfb', [`:${display}`, '-screen', '0', '1280x900x24', '-nolisten', 'tcp']);
-  await waitFor('Xvfb', () => fs.existsSync(`/tmp/.X11-unix/X${display}`), 30000);
+  // Xvfb picks a free display itself and writes its number once it takes connections
+  // (-displayfd): no race with another suite's X server between finding a free number and
+  // taking it (one lost that race once: its clients found no server).
+  const xvfb = processes.start('Xvfb', ['-displayfd', '3', '-screen', '0', '1280x900x24', '-nolisten', 'tcp'], {
+    stdio: ['ignore', 'pipe', 'pipe', 'pipe'],
+  });
+  let said = '';
+  xvfb.stdio[3].on('data', (chunk) => {
+    said += chunk;
+  });
+  const display = await waitFor('Xvfb to say its display', () => (said.includes('\n') ? said.trim() : null), 30000);
   return `:${display}`;
 }
 
