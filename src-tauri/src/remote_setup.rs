@@ -261,14 +261,7 @@ mod tests {
     fn an_option_like_destination_or_a_bad_digest_is_refused_before_any_ssh() {
         let dir = tempfile::tempdir().unwrap();
         let home = dir.path();
-        let paths = Paths {
-            home: home.to_path_buf(),
-            fabric_dir: home.join("fabric"),
-            services_dir: home.join("fabric/services"),
-            cache_dir: home.join("cache"),
-            data_dir: home.join("data"),
-            config_dir: home.join("config"),
-        };
+        let paths = test_support::files::paths_in(home);
         let refused = prepare(&paths, "-oProxyCommand=x", Host::Claude).unwrap_err();
         assert_eq!(
             refused.to_string(),

@@ -8,24 +8,11 @@
 //! Linux, as root (a user is made for the remote).
 #![cfg(target_os = "linux")]
 
-use std::path::Path;
-
 use companion_hosts::host::Host;
 use companion_platform::paths::Paths;
 use companion_sessions::settings;
 use fabric_companion::remote_setup::{ShownDigest, apply, prepare, removal, take_down};
 use test_support::ssh_remote::{ALIAS, PROGRAM, SshRemote};
-
-fn paths(home: &Path) -> Paths {
-    Paths {
-        home: home.to_path_buf(),
-        fabric_dir: home.join("fabric"),
-        services_dir: home.join("fabric/services"),
-        cache_dir: home.join("cache"),
-        data_dir: home.join("data"),
-        config_dir: home.join("config"),
-    }
-}
 
 fn followed(paths: &Paths) -> Vec<String> {
     settings::load(&settings::settings_path(paths)).remotes
@@ -43,7 +30,7 @@ fn set_up_shows_the_plan_and_applies_only_the_digest_shown() {
         std::env::set_var("FABRIC_SESSION_BIN", &ours);
     }
     let home = tempfile::tempdir().unwrap();
-    let paths = paths(home.path());
+    let paths = test_support::files::paths_in(home.path());
     let program = remote.home().join(PROGRAM);
     let claude_settings = remote.home().join(".claude/settings.json");
 
